@@ -1,0 +1,7 @@
+//! invex rules engine: bytes → [`document::Document`] → compiled rule sets → findings.
+//!
+//! The engine knows nothing of HTTP, storage or tenants.
+
+pub mod checks;
+pub mod document;
+pub mod xpath;
