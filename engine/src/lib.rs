@@ -4,4 +4,8 @@
 
 pub mod checks;
 pub mod document;
+pub mod pack;
+pub mod registry;
+pub mod report;
+pub mod rules;
 pub mod xpath;

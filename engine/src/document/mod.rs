@@ -11,8 +11,29 @@
 //! - Whitespace-only text nodes are kept (XPath string values need them).
 //! - Namespace declarations (`xmlns`, `xmlns:p`) are NOT attribute nodes.
 //! - A DOCTYPE anywhere is refused (`ParseError::Doctype`), never expanded.
+//!
+//! Implementation notes (beyond the contract):
+//! - Input must be UTF-8 (a UTF-8 byte-order mark is skipped; other encodings are refused
+//!   with `Malformed`). Line endings are normalised as XML requires (`\r\n` and a lone `\r`
+//!   become `\n`), and attribute values get XML attribute-value normalisation (literal tab,
+//!   newline and carriage return become a space; character references are kept verbatim).
+//! - Only the five predefined entities and numeric character references are resolved;
+//!   any other entity reference is `Malformed`.
+//! - Text outside the document element must be whitespace and is not stored.
+//! - A document without a root element yields `ParseError::NoRootElement`.
+//! - Node accessors take ids handed out by the same document; a foreign or out-of-range id
+//!   panics (an indexing error), exactly like indexing a slice. Parsing never panics.
+//! - Memory: the document keeps one copy of the source text (text spans point into it when
+//!   no unescaping was needed) plus ~36 bytes per node.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
+
+mod lines;
+mod names;
+mod parse;
+#[cfg(test)]
+mod tests;
 
 /// Index of a node in the document arena; ordering is document order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -49,6 +70,15 @@ pub struct Limits {
     pub max_depth: usize,
 }
 
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 64 * 1024 * 1024,
+            max_depth: 256,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum ParseError {
     #[error("line {line}, column {column}: {message}")]
@@ -63,42 +93,272 @@ pub enum ParseError {
     NoRootElement,
 }
 
-pub struct Document { /* private */ }
+/// "No node" marker in the compact node links.
+const NONE: u32 = u32::MAX;
+
+/// One node of the arena (36 bytes). Field use by kind:
+/// - `a`: text/attribute/comment/PI: start of the text span in `Document::text`;
+///   element/document: index of the first node after the attributes (= first child if
+///   `a < end`).
+/// - `b`: text-like: length of the text span; element/document: last child (or `NONE`).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    /// `NodeKind` in the top 8 bits, depth in the low 24 bits.
+    kind_depth: u32,
+    name: u32,
+    parent: u32,
+    next: u32,
+    prev: u32,
+    end: u32,
+    offset: u32,
+    a: u32,
+    b: u32,
+}
+
+const KIND_SHIFT: u32 = 24;
+/// Largest depth representable in `Node::kind_depth`.
+const MAX_REPRESENTABLE_DEPTH: usize = (1 << KIND_SHIFT) - 1;
+
+impl Node {
+    #[inline]
+    fn kind(&self) -> NodeKind {
+        match self.kind_depth >> KIND_SHIFT {
+            0 => NodeKind::Document,
+            1 => NodeKind::Element,
+            2 => NodeKind::Attribute,
+            3 => NodeKind::Text,
+            4 => NodeKind::Comment,
+            _ => NodeKind::ProcessingInstruction,
+        }
+    }
+
+    #[inline]
+    fn pack(kind: NodeKind, depth: u32) -> u32 {
+        let k = match kind {
+            NodeKind::Document => 0,
+            NodeKind::Element => 1,
+            NodeKind::Attribute => 2,
+            NodeKind::Text => 3,
+            NodeKind::Comment => 4,
+            NodeKind::ProcessingInstruction => 5,
+        };
+        (k << KIND_SHIFT) | (depth & ((1 << KIND_SHIFT) - 1))
+    }
+
+    #[inline]
+    fn is_container(&self) -> bool {
+        self.kind_depth >> KIND_SHIFT <= 1
+    }
+}
+
+#[inline]
+fn opt(v: u32) -> Option<NodeId> {
+    if v == NONE {
+        None
+    } else {
+        Some(NodeId(v))
+    }
+}
+
+pub struct Document {
+    nodes: Vec<Node>,
+    /// The source text (without BOM) followed by text that needed unescaping or merging.
+    text: String,
+    /// Length of the source part of `text`.
+    src_len: u32,
+    names: names::NameTable,
+    elements_by_name: Vec<Vec<NodeId>>,
+    attributes_by_name: Vec<Vec<NodeId>>,
+    document_element: u32,
+    /// Byte offsets of line starts, built on the first `line_column` call.
+    line_starts: OnceLock<Vec<u32>>,
+}
 
 impl Document {
-    pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> { todo!() }
-    pub fn parse_with_limits(bytes: &[u8], limits: &Limits) -> Result<Document, ParseError> { todo!() }
+    pub fn parse(bytes: &[u8]) -> Result<Document, ParseError> {
+        parse::parse(bytes, &Limits::default())
+    }
+    pub fn parse_with_limits(bytes: &[u8], limits: &Limits) -> Result<Document, ParseError> {
+        parse::parse(bytes, limits)
+    }
     /// The document node (always NodeId(0)).
-    pub fn root(&self) -> NodeId { NodeId(0) }
-    pub fn document_element(&self) -> NodeId { todo!() }
-    pub fn len(&self) -> usize { todo!() }
-    pub fn kind(&self, n: NodeId) -> NodeKind { todo!() }
+    pub fn root(&self) -> NodeId {
+        NodeId(0)
+    }
+    pub fn document_element(&self) -> NodeId {
+        NodeId(self.document_element)
+    }
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    /// Always false: a parsed document has at least the document node and its element.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    pub fn kind(&self, n: NodeId) -> NodeKind {
+        self.nodes[n.0 as usize].kind()
+    }
     /// Element/attribute/PI name (PI: local = target, namespace empty); None for others.
-    pub fn name(&self, n: NodeId) -> Option<NameId> { todo!() }
-    pub fn qname(&self, name: NameId) -> &QName { todo!() }
+    pub fn name(&self, n: NodeId) -> Option<NameId> {
+        let v = self.nodes[n.0 as usize].name;
+        if v == NONE {
+            None
+        } else {
+            Some(NameId(v))
+        }
+    }
+    pub fn qname(&self, name: NameId) -> &QName {
+        self.names.get(name.0)
+    }
     /// Look up an interned name by namespace URI and local name (None: no node has it).
-    pub fn lookup_name(&self, namespace: &str, local: &str) -> Option<NameId> { todo!() }
-    pub fn parent(&self, n: NodeId) -> Option<NodeId> { todo!() }
+    pub fn lookup_name(&self, namespace: &str, local: &str) -> Option<NameId> {
+        self.names.lookup(namespace, local).map(NameId)
+    }
+    /// Number of distinct interned names (valid `NameId`s are `0..name_count()`).
+    pub fn name_count(&self) -> usize {
+        self.names.len()
+    }
+    pub fn parent(&self, n: NodeId) -> Option<NodeId> {
+        opt(self.nodes[n.0 as usize].parent)
+    }
     /// First child (elements, text, comments, PIs — never attributes).
-    pub fn first_child(&self, n: NodeId) -> Option<NodeId> { todo!() }
-    pub fn last_child(&self, n: NodeId) -> Option<NodeId> { todo!() }
-    pub fn next_sibling(&self, n: NodeId) -> Option<NodeId> { todo!() }
-    pub fn prev_sibling(&self, n: NodeId) -> Option<NodeId> { todo!() }
+    pub fn first_child(&self, n: NodeId) -> Option<NodeId> {
+        let node = &self.nodes[n.0 as usize];
+        if node.is_container() && node.a < node.end {
+            Some(NodeId(node.a))
+        } else {
+            None
+        }
+    }
+    pub fn last_child(&self, n: NodeId) -> Option<NodeId> {
+        let node = &self.nodes[n.0 as usize];
+        if node.is_container() {
+            opt(node.b)
+        } else {
+            None
+        }
+    }
+    pub fn next_sibling(&self, n: NodeId) -> Option<NodeId> {
+        opt(self.nodes[n.0 as usize].next)
+    }
+    pub fn prev_sibling(&self, n: NodeId) -> Option<NodeId> {
+        opt(self.nodes[n.0 as usize].prev)
+    }
     /// Attribute nodes of an element, in document order (empty for non-elements).
-    pub fn attributes(&self, n: NodeId) -> std::ops::Range<u32> { todo!() }
-    pub fn attribute(&self, element: NodeId, name: NameId) -> Option<NodeId> { todo!() }
+    pub fn attributes(&self, n: NodeId) -> std::ops::Range<u32> {
+        let node = &self.nodes[n.0 as usize];
+        if node.kind() == NodeKind::Element {
+            n.0 + 1..node.a
+        } else {
+            n.0 + 1..n.0 + 1
+        }
+    }
+    pub fn attribute(&self, element: NodeId, name: NameId) -> Option<NodeId> {
+        self.attributes(element)
+            .find(|&a| self.nodes[a as usize].name == name.0)
+            .map(NodeId)
+    }
     /// One past the last node of n's subtree (attributes included).
-    pub fn subtree_end(&self, n: NodeId) -> NodeId { todo!() }
+    pub fn subtree_end(&self, n: NodeId) -> NodeId {
+        NodeId(self.nodes[n.0 as usize].end)
+    }
     /// Text of a text, attribute, comment or PI node ("" for others).
-    pub fn text(&self, n: NodeId) -> &str { todo!() }
+    pub fn text(&self, n: NodeId) -> &str {
+        let node = &self.nodes[n.0 as usize];
+        if node.is_container() {
+            ""
+        } else {
+            self.span(node)
+        }
+    }
     /// XPath string value: concatenated descendant text for document/element nodes.
-    pub fn string_value(&self, n: NodeId) -> Cow<'_, str> { todo!() }
+    pub fn string_value(&self, n: NodeId) -> Cow<'_, str> {
+        let node = &self.nodes[n.0 as usize];
+        if !node.is_container() {
+            return Cow::Borrowed(self.span(node));
+        }
+        let mut texts = self.nodes[node.a as usize..node.end as usize]
+            .iter()
+            .filter(|d| d.kind_depth >> KIND_SHIFT == 3);
+        let Some(first) = texts.next() else {
+            return Cow::Borrowed("");
+        };
+        let Some(second) = texts.next() else {
+            return Cow::Borrowed(self.span(first));
+        };
+        let mut s = String::with_capacity(first.b as usize + second.b as usize + 16);
+        s.push_str(self.span(first));
+        s.push_str(self.span(second));
+        for t in texts {
+            s.push_str(self.span(t));
+        }
+        Cow::Owned(s)
+    }
     /// All ELEMENTS with this name, in document order.
-    pub fn elements_named(&self, name: NameId) -> &[NodeId] { todo!() }
+    pub fn elements_named(&self, name: NameId) -> &[NodeId] {
+        self.elements_by_name
+            .get(name.0 as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
     /// All ATTRIBUTES with this name, in document order.
-    pub fn attributes_named(&self, name: NameId) -> &[NodeId] { todo!() }
+    pub fn attributes_named(&self, name: NameId) -> &[NodeId] {
+        self.attributes_by_name
+            .get(name.0 as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
     /// 1-based line and column of the node's start (element: its `<`; attribute: its name).
-    pub fn line_column(&self, n: NodeId) -> (u32, u32) { todo!() }
+    pub fn line_column(&self, n: NodeId) -> (u32, u32) {
+        let offset = self.byte_offset(n);
+        let src = &self.text.as_bytes()[..self.src_len as usize];
+        let starts = self.line_starts.get_or_init(|| lines::line_starts(src));
+        lines::line_column_in(src, starts, offset)
+    }
     /// Depth (document node 0, document element 1, ...).
-    pub fn depth(&self, n: NodeId) -> u32 { todo!() }
+    pub fn depth(&self, n: NodeId) -> u32 {
+        self.nodes[n.0 as usize].kind_depth & ((1 << KIND_SHIFT) - 1)
+    }
+    /// Byte offset of the node's start in the parsed source (after a UTF-8 BOM, if any).
+    /// Text nodes start at their first character (a CDATA section at its `<`).
+    pub fn byte_offset(&self, n: NodeId) -> usize {
+        self.nodes[n.0 as usize].offset as usize
+    }
+    /// Child nodes of `n` in document order (never attributes).
+    pub fn children(&self, n: NodeId) -> Children<'_> {
+        Children {
+            doc: self,
+            next: self.first_child(n).map_or(NONE, |c| c.0),
+        }
+    }
+
+    #[inline]
+    fn span(&self, node: &Node) -> &str {
+        let start = node.a as usize;
+        self.text.get(start..start + node.b as usize).unwrap_or("")
+    }
+}
+
+/// Iterator over the children of a node, see [`Document::children`].
+#[derive(Clone)]
+pub struct Children<'d> {
+    doc: &'d Document,
+    next: u32,
+}
+
+impl Iterator for Children<'_> {
+    type Item = NodeId;
+    fn next(&mut self) -> Option<NodeId> {
+        let cur = opt(self.next)?;
+        self.next = self.doc.nodes[cur.0 as usize].next;
+        Some(cur)
+    }
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("nodes", &self.nodes.len())
+            .field("names", &self.names.len())
+            .field("source_bytes", &self.src_len)
+            .finish()
+    }
 }

@@ -1,27 +1,96 @@
-//! XPath 2.0 as Schematron authors write it: parsed by `xee-xpath-ast`, lowered to invex's
-//! own IR, evaluated natively over a [`Document`]. Expressions the native compiler does not
-//! cover run on xee-xpath (the fallback), and `invex rules lint` lists them.
+//! XPath 2.0 as Schematron authors write it: parsed by `xee-xpath-ast` (parser), lowered to
+//! invex's own IR (algebra, `ir`), evaluated natively over a [`Document`] (evaluator,
+//! `eval` + `functions`). Expressions the native compiler does not cover run on xee-xpath
+//! (`fallback`), and `invex rules lint` lists them.
+
+mod eval;
+mod fallback;
+mod functions;
+mod ir;
+pub mod lexical;
+mod lower;
+mod value;
+pub mod xsd_regex;
+
+use std::sync::Arc;
+
+use xee_xpath_ast::{Namespaces, VariableNames, XPathParserContext};
 
 use crate::document::{Document, NodeId};
+use eval::{Focus, State};
+pub use functions::Func;
+use lower::{LowerError, Lowerer};
+pub use value::{Atomic, AtomicType, Item, Sequence};
 
 /// Namespace URI of invex's native helper functions (`invex:gln(...)` etc.).
 pub const FUNCTIONS_NS: &str = "urn:invex:functions";
+pub(crate) const XS_NS: &str = "http://www.w3.org/2001/XMLSchema";
 
 /// A variable slot: `let`s of packs, patterns and rules are bound by the rules layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VarSlot(pub u32);
 
 /// Names in scope when compiling: namespace prefixes and declared variables.
-#[derive(Clone, Debug, Default)]
-pub struct StaticContext {}
+#[derive(Clone, Debug)]
+pub struct StaticContext {
+    namespaces: Vec<(String, String)>,
+    variables: Vec<(String, u32)>,
+}
+
+impl Default for StaticContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl StaticContext {
     /// A context with `xs`, `fn` and `invex` predeclared.
-    pub fn new() -> Self { todo!() }
-    pub fn add_namespace(&mut self, prefix: &str, uri: &str) { todo!() }
+    pub fn new() -> Self {
+        StaticContext {
+            namespaces: vec![
+                ("xs".into(), XS_NS.into()),
+                ("fn".into(), xee_xpath_ast::FN_NAMESPACE.into()),
+                ("invex".into(), FUNCTIONS_NS.into()),
+            ],
+            variables: Vec::new(),
+        }
+    }
+
+    pub fn add_namespace(&mut self, prefix: &str, uri: &str) {
+        self.namespaces.retain(|(p, _)| p != prefix);
+        self.namespaces.push((prefix.to_string(), uri.to_string()));
+    }
+
     /// Declare `$name`; later declarations of the same name shadow earlier ones.
-    pub fn declare_variable(&mut self, name: &str) -> VarSlot { todo!() }
-    pub fn variable_count(&self) -> usize { todo!() }
+    pub fn declare_variable(&mut self, name: &str) -> VarSlot {
+        let slot = self.variables.len() as u32;
+        self.variables.push((name.to_string(), slot));
+        VarSlot(slot)
+    }
+
+    pub fn variable_count(&self) -> usize {
+        self.variables.len()
+    }
+
+    /// Prefix → URI pairs in scope.
+    pub fn namespaces(&self) -> &[(String, String)] {
+        &self.namespaces
+    }
+
+    fn parser(&self) -> XPathParserContext {
+        let mut ns = Namespaces::default();
+        let pairs: Vec<(&str, &str)> = self
+            .namespaces
+            .iter()
+            .map(|(p, u)| (p.as_str(), u.as_str()))
+            .collect();
+        ns.add(&pairs);
+        let mut vars = VariableNames::default();
+        for (name, _) in &self.variables {
+            vars.insert(xee_xpath_ast::Name::name(name));
+        }
+        XPathParserContext::new(ns, vars)
+    }
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -40,60 +109,282 @@ pub struct EvalError {
     pub message: String,
 }
 
+#[derive(Debug)]
+enum Body {
+    Native { ir: ir::Ir, locals: u32 },
+    Fallback { reason: String, sc: Arc<StaticContext> },
+}
+
 /// A compiled expression: plain data, `Send + Sync`, shared by every worker.
 #[derive(Debug)]
-pub struct Expr {}
+pub struct Expr {
+    src: String,
+    body: Body,
+}
 
 impl Expr {
-    pub fn source(&self) -> &str { todo!() }
+    pub fn source(&self) -> &str {
+        &self.src
+    }
+
     /// False when the expression runs on the xee-xpath fallback.
-    pub fn is_native(&self) -> bool { todo!() }
+    pub fn is_native(&self) -> bool {
+        matches!(self.body, Body::Native { .. })
+    }
+
     /// Why the native compiler could not take it (fallback only).
-    pub fn fallback_reason(&self) -> Option<&str> { todo!() }
+    pub fn fallback_reason(&self) -> Option<&str> {
+        match &self.body {
+            Body::Fallback { reason, .. } => Some(reason),
+            Body::Native { .. } => None,
+        }
+    }
+}
+
+fn parse(src: &str, sc: &StaticContext) -> Result<xee_xpath_ast::ast::XPath, CompileError> {
+    sc.parser().parse_xpath(src).map_err(|e| {
+        let span = e.span();
+        CompileError {
+            message: format!(
+                "XPath syntax error at offset {}: {}",
+                span.start,
+                describe_parse_error(&e, src)
+            ),
+            offset: Some(span.start),
+        }
+    })
+}
+
+fn describe_parse_error(e: &xee_xpath_ast::ParserError, src: &str) -> String {
+    use xee_xpath_ast::ParserError as P;
+    match e {
+        P::UnknownPrefix { prefix, .. } => format!("unknown namespace prefix '{prefix}'"),
+        P::UnknownType { name, .. } => format!("unknown type {name:?}"),
+        P::Reserved { name, .. } => format!("'{name}' is a reserved function name"),
+        P::ArityOverflow { .. } => "too many arguments".into(),
+        P::IllegalFunctionInPattern { .. } => "function not allowed in a pattern".into(),
+        P::ExpectedFound { span } => {
+            let near: String = src.get(span.start..).unwrap_or("").chars().take(20).collect();
+            if near.is_empty() {
+                "unexpected end of expression".into()
+            } else {
+                format!("unexpected input near '{near}'")
+            }
+        }
+    }
+}
+
+fn finish(src: &str, sc: &StaticContext, xpath: &xee_xpath_ast::ast::XPath) -> Result<Expr, CompileError> {
+    let mut l = Lowerer::new(&sc.variables);
+    match l.lower_xpath(xpath) {
+        Ok(ir) => Ok(Expr {
+            src: src.to_string(),
+            body: Body::Native {
+                ir,
+                locals: l.local_count,
+            },
+        }),
+        Err(LowerError::Invalid(message)) => Err(CompileError {
+            message,
+            offset: None,
+        }),
+        Err(LowerError::Unsupported(what)) => Ok(Expr {
+            src: src.to_string(),
+            body: Body::Fallback {
+                reason: format!("the native compiler does not support {what}"),
+                sc: Arc::new(sc.clone()),
+            },
+        }),
+    }
 }
 
 /// Compile an XPath expression.
-pub fn compile(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> { todo!() }
+pub fn compile(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> {
+    let xpath = parse(src, sc)?;
+    finish(src, sc, &xpath)
+}
 
 /// Compile a Schematron rule context (an XSLT pattern such as `cac:InvoiceLine` or
 /// `/ubl:Invoice | /cn:CreditNote`) into an expression that, evaluated with the document
 /// node as context, selects every matching node in document order.
-pub fn compile_pattern(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> { todo!() }
-
-/// An XPath item.
-#[derive(Clone, Debug)]
-pub enum Item {
-    Node(NodeId),
-    Atomic(Atomic),
+pub fn compile_pattern(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> {
+    // A pattern matches a node when the node is selected by the pattern's path evaluated
+    // from some ancestor; relative alternatives therefore become `//alt` (attributes:
+    // `//@a`). Absolute alternatives stay as they are.
+    let alternatives = split_union(src);
+    let mut parts = Vec::new();
+    for alt in &alternatives {
+        let t = alt.trim();
+        if t.is_empty() {
+            return Err(CompileError {
+                message: format!("empty alternative in the rule context '{src}'"),
+                offset: None,
+            });
+        }
+        if t.starts_with('/') {
+            parts.push(t.to_string());
+        } else {
+            parts.push(format!("//{t}"));
+        }
+    }
+    let rewritten = parts.join(" | ");
+    let xpath = parse(&rewritten, sc).map_err(|mut e| {
+        e.message = format!("in rule context '{src}': {}", e.message);
+        e.offset = None;
+        e
+    })?;
+    let mut expr = finish(&rewritten, sc, &xpath)?;
+    expr.src = src.to_string();
+    Ok(expr)
 }
 
-/// An atomic value.
-#[derive(Clone, Debug)]
-pub enum Atomic {
-    String(std::sync::Arc<str>),
-    Untyped(std::sync::Arc<str>),
-    Boolean(bool),
-    Integer(i64),
-    Decimal(rust_decimal::Decimal),
-    Double(f64),
+/// Split a pattern on top-level `|` (not inside brackets, parentheses or strings).
+fn split_union(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut cur = String::new();
+    for c in src.chars() {
+        match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                }
+                cur.push(c);
+            }
+            None => match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    cur.push(c);
+                }
+                '[' | '(' => {
+                    depth += 1;
+                    cur.push(c);
+                }
+                ']' | ')' => {
+                    depth -= 1;
+                    cur.push(c);
+                }
+                '|' if depth == 0 => out.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            },
+        }
+    }
+    out.push(cur);
+    out
 }
-
-pub type Sequence = Vec<Item>;
 
 /// Per-document evaluation state (variable bindings and per-document caches).
 pub struct Evaluator<'d> {
-    _doc: &'d Document,
+    state: State<'d>,
+    fallback: Option<fallback::FallbackDoc>,
 }
 
 impl<'d> Evaluator<'d> {
-    pub fn new(doc: &'d Document, variable_count: usize) -> Self { todo!() }
-    pub fn document(&self) -> &'d Document { self._doc }
-    pub fn set_variable(&mut self, slot: VarSlot, value: Sequence) { todo!() }
-    pub fn eval(&mut self, e: &Expr, context: NodeId) -> Result<Sequence, EvalError> { todo!() }
+    pub fn new(doc: &'d Document, variable_count: usize) -> Self {
+        Evaluator {
+            state: State::new(doc, variable_count),
+            fallback: None,
+        }
+    }
+
+    pub fn document(&self) -> &'d Document {
+        self.state.doc
+    }
+
+    pub fn set_variable(&mut self, slot: VarSlot, value: Sequence) {
+        let i = slot.0 as usize;
+        if i >= self.state.globals.len() {
+            self.state.globals.resize(i + 1, Vec::new());
+        }
+        self.state.globals[i] = value;
+    }
+
+    pub fn eval(&mut self, e: &Expr, context: NodeId) -> Result<Sequence, EvalError> {
+        match &e.body {
+            Body::Native { ir, locals } => {
+                if self.state.locals.len() < *locals as usize {
+                    self.state.locals.resize(*locals as usize, Vec::new());
+                }
+                self.state.eval(ir, &Focus::node(context))
+            }
+            Body::Fallback { sc, .. } => {
+                let doc = self.state.doc;
+                if self.fallback.is_none() {
+                    self.fallback = Some(fallback::FallbackDoc::new(doc)?);
+                }
+                let vars: Vec<(String, Sequence)> = sc
+                    .variables
+                    .iter()
+                    .map(|(name, slot)| {
+                        let v = self.state.globals.get(*slot as usize).cloned().unwrap_or_default();
+                        (name.clone(), v)
+                    })
+                    .collect();
+                let fd = self.fallback.as_mut().ok_or_else(|| EvalError {
+                    code: "XPST0001".into(),
+                    message: "fallback document unavailable".into(),
+                })?;
+                fallback::evaluate(fd, doc, &e.src, sc.namespaces(), &vars, context)
+            }
+        }
+    }
+
     /// Effective boolean value.
-    pub fn eval_boolean(&mut self, e: &Expr, context: NodeId) -> Result<bool, EvalError> { todo!() }
+    pub fn eval_boolean(&mut self, e: &Expr, context: NodeId) -> Result<bool, EvalError> {
+        match &e.body {
+            Body::Native { ir, locals } => {
+                if self.state.locals.len() < *locals as usize {
+                    self.state.locals.resize(*locals as usize, Vec::new());
+                }
+                self.state.eval_bool(ir, &Focus::node(context))
+            }
+            Body::Fallback { .. } => value::effective_boolean(&self.eval(e, context)?),
+        }
+    }
+
     /// Nodes in document order (error if the result holds atomic values).
-    pub fn select_nodes(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> { todo!() }
+    pub fn select_nodes(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
+        let v = self.eval(e, context)?;
+        let mut out = Vec::with_capacity(v.len());
+        for it in v {
+            match it {
+                Item::Node(n) => out.push(n),
+                Item::Atomic(_) => {
+                    return Err(EvalError {
+                        code: "XPTY0019".into(),
+                        message: "a rule context must select nodes".into(),
+                    })
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
     /// The string value of the result (items joined with a space), for messages.
-    pub fn eval_string(&mut self, e: &Expr, context: NodeId) -> Result<String, EvalError> { todo!() }
+    pub fn eval_string(&mut self, e: &Expr, context: NodeId) -> Result<String, EvalError> {
+        let v = self.eval(e, context)?;
+        let doc = self.state.doc;
+        Ok(value::atomize(doc, &v)
+            .iter()
+            .map(|a| a.display())
+            .collect::<Vec<_>>()
+            .join(" "))
+    }
 }
+
+/// Evaluate an expression with the reference evaluator (xee-xpath), for differential tests.
+pub fn reference_eval(
+    doc: &Document,
+    src: &str,
+    sc: &StaticContext,
+    context: NodeId,
+) -> Result<Sequence, EvalError> {
+    let mut fd = fallback::FallbackDoc::new(doc)?;
+    fallback::evaluate(&mut fd, doc, src, sc.namespaces(), &[], context)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,891 @@
+//! The rule-pack model (see docs/rule-packs.md) and loading a rule-pack directory.
+//!
+//! ```text
+//! rulepacks/
+//!   profiles.yaml
+//!   <pack-id>/<version>/pack.yaml, patterns/*.yaml, fixtures/*.xml
+//! ```
+//!
+//! Loading parses every file with serde (`deny_unknown_fields`) and checks what can be
+//! checked without compiling XPath: identities, duplicate ids, override shapes, fixture
+//! files, profile references. Every problem becomes a [`Diagnostic`] with
+//! `file:line:column`; loading goes on past errors so that `invex rules lint` can list
+//! them all.
+
+pub mod yamlpos;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+pub use crate::report::Severity;
+use yamlpos::{PosTree, Seg};
+
+/// Owners the pack format names (`owner:`); lint warns about others.
+pub const KNOWN_OWNERS: &[&str] = &[
+    "sender-mapping",
+    "seller-master-data",
+    "buyer-master-data",
+    "tax-settings",
+    "payment-settings",
+    "line-items",
+    "amounts",
+    "document-settings",
+];
+
+// ---------------------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------------------
+
+/// `pack.yaml`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackDef {
+    pub pack: String,
+    pub version: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub namespaces: Namespaces,
+    #[serde(default)]
+    pub lets: Vec<LetDef>,
+    /// Pattern files, relative to the pack directory, in evaluation order.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+    #[serde(default)]
+    pub overrides: Vec<OverrideDef>,
+}
+
+/// Namespace prefix → URI, in declaration order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespaces(pub Vec<(String, String)>);
+
+impl Namespaces {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(p, u)| (p.as_str(), u.as_str()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Namespaces {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Namespaces;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping of namespace prefixes to URIs")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Namespaces, A::Error> {
+                let mut out: Vec<(String, String)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, String>()? {
+                    if out.iter().any(|(p, _)| *p == k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "namespace prefix `{k}` declared twice"
+                        )));
+                    }
+                    out.push((k, v));
+                }
+                Ok(Namespaces(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Serialize for Namespaces {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (p, u) in &self.0 {
+            m.serialize_entry(p, u)?;
+        }
+        m.end()
+    }
+}
+
+/// A `let`: `name` bound to the value of the XPath expression `value`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LetDef {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverrideAction {
+    /// The lower pack's rule is dropped; this pack supplies an assert with the same id.
+    Replace,
+    /// The lower pack's rule keeps running with another flag.
+    Reflag,
+    /// The lower pack's rule is dropped.
+    Disable,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverrideDef {
+    pub rule: String,
+    pub action: OverrideAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<Severity>,
+}
+
+/// A pattern file.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatternDef {
+    pub pattern: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Pattern lets are global (evaluated once per document).
+    #[serde(default)]
+    pub lets: Vec<LetDef>,
+    #[serde(default)]
+    pub rules: Vec<RuleDef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDef {
+    pub context: String,
+    #[serde(default)]
+    pub lets: Vec<LetDef>,
+    #[serde(default)]
+    pub asserts: Vec<CheckDef>,
+    #[serde(default)]
+    pub reports: Vec<CheckDef>,
+}
+
+/// An assert or a report.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckDef {
+    pub id: String,
+    pub flag: Severity,
+    pub test: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+    #[serde(default)]
+    pub business_terms: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub fixtures: FixturesDef,
+}
+
+/// Fixture documents, relative to the pack's `fixtures/` directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixturesDef {
+    #[serde(default)]
+    pub pass: Vec<String>,
+    #[serde(default)]
+    pub fail: Vec<String>,
+}
+
+/// `profiles.yaml`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfilesDef {
+    #[serde(default)]
+    pub profiles: Vec<ProfileDef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileDef {
+    pub id: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `pack-id@version`, lowest layer first.
+    pub packs: Vec<String>,
+}
+
+impl ProfileDef {
+    /// `id@version`.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.id, self.version)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Diagnostics
+// ---------------------------------------------------------------------------------------
+
+/// A problem in a rule-pack file, at a 1-based line and column (0 when not known).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize)]
+#[error("{}", render_diagnostic(.file, *.line, *.column, .message))]
+pub struct Diagnostic {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+fn render_diagnostic(file: &Path, line: usize, column: usize, message: &str) -> String {
+    if line == 0 {
+        format!("{}: {message}", file.display())
+    } else {
+        format!("{}:{line}:{column}: {message}", file.display())
+    }
+}
+
+impl Diagnostic {
+    pub fn new(file: impl Into<PathBuf>, pos: yamlpos::Pos, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.into(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+        }
+    }
+
+    /// A problem with a whole file (no position).
+    pub fn file(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            file: file.into(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+        }
+    }
+}
+
+/// A rule-pack directory that could not be loaded or compiled: every problem found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", render_all(.diagnostics))]
+pub struct LoadError {
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn render_all(diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Turn a serde_yaml error into a diagnostic at its location.
+fn yaml_diagnostic(file: &Path, e: &serde_yaml::Error) -> Diagnostic {
+    let mut message = e.to_string();
+    match e.location() {
+        Some(loc) => {
+            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+            if let Some(stripped) = message.strip_suffix(&suffix) {
+                message = stripped.to_string();
+            }
+            Diagnostic {
+                file: file.to_path_buf(),
+                line: loc.line(),
+                column: loc.column(),
+                message,
+            }
+        }
+        None => Diagnostic::file(file, message),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Loaded sources
+// ---------------------------------------------------------------------------------------
+
+/// A parsed YAML file with the positions of its nodes.
+#[derive(Clone, Debug)]
+pub struct Source<T> {
+    pub file: PathBuf,
+    pub def: T,
+    pub positions: PosTree,
+}
+
+impl<T> Source<T> {
+    /// A diagnostic at the key or item `path` of this file.
+    pub fn at(&self, path: &[Seg<'_>], message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.file, self.positions.locate(path), message)
+    }
+
+    /// A diagnostic at the value of `path` of this file.
+    pub fn at_value(&self, path: &[Seg<'_>], message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.file, self.positions.locate_value(path), message)
+    }
+}
+
+/// One pack: `pack.yaml` and its pattern files.
+#[derive(Clone, Debug)]
+pub struct PackSource {
+    /// `<root>/<id>/<version>`.
+    pub dir: PathBuf,
+    pub pack: Source<PackDef>,
+    /// Pattern files in `pack.yaml` order (files that failed to load are missing).
+    pub patterns: Vec<Source<PatternDef>>,
+}
+
+impl PackSource {
+    /// `id@version`.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.pack.def.pack, self.pack.def.version)
+    }
+
+    pub fn fixtures_dir(&self) -> PathBuf {
+        self.dir.join("fixtures")
+    }
+}
+
+/// Everything under a rule-pack directory.
+#[derive(Clone, Debug, Default)]
+pub struct SourceTree {
+    pub root: PathBuf,
+    /// Packs that loaded (possibly with some errors), sorted by id then version.
+    pub packs: Vec<PackSource>,
+    /// `profiles.yaml`, when present and readable.
+    pub profiles: Option<Source<ProfilesDef>>,
+}
+
+pub const PROFILES_FILE: &str = "profiles.yaml";
+pub const PACK_FILE: &str = "pack.yaml";
+
+fn read_yaml<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Source<T>> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(Diagnostic::file(file, format!("cannot read: {e}")));
+            return None;
+        }
+    };
+    match serde_yaml::from_str::<T>(&text) {
+        Ok(def) => Some(Source {
+            file: file.to_path_buf(),
+            def,
+            positions: PosTree::parse(&text),
+        }),
+        Err(e) => {
+            diags.push(yaml_diagnostic(file, &e));
+            None
+        }
+    }
+}
+
+fn is_pack_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+fn is_version(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'))
+}
+
+/// An XML NCName, loosely: a letter or `_` then letters, digits, `-`, `_`, `.`.
+pub fn is_ncname(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_alphabetic() || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn is_rule_id(s: &str) -> bool {
+    !s.is_empty() && !s.chars().any(|c| c.is_whitespace()) && s != crate::report::ENGINE_ERROR
+}
+
+/// Load every pack and `profiles.yaml` under `root`. Never fails as a whole: what cannot
+/// be loaded is reported in the diagnostics (empty when all is well).
+pub fn load_dir(root: &Path) -> (SourceTree, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let mut tree = SourceTree {
+        root: root.to_path_buf(),
+        ..SourceTree::default()
+    };
+    let entries = match std::fs::read_dir(root) {
+        Ok(e) => e,
+        Err(e) => {
+            diags.push(Diagnostic::file(
+                root,
+                format!("cannot read the rule-pack directory: {e}"),
+            ));
+            return (tree, diags);
+        }
+    };
+    let mut pack_files = Vec::new();
+    for id_dir in sorted_subdirs(entries) {
+        let Ok(version_entries) = std::fs::read_dir(&id_dir) else {
+            continue;
+        };
+        for version_dir in sorted_subdirs(version_entries) {
+            let file = version_dir.join(PACK_FILE);
+            if file.is_file() {
+                pack_files.push((version_dir, file));
+            }
+        }
+    }
+    for (dir, file) in pack_files {
+        if let Some(pack) = load_pack(&dir, &file, &mut diags) {
+            tree.packs.push(pack);
+        }
+    }
+    tree.packs.sort_by(|a, b| {
+        (&a.pack.def.pack, &a.pack.def.version).cmp(&(&b.pack.def.pack, &b.pack.def.version))
+    });
+    check_duplicate_packs(&tree, &mut diags);
+
+    let profiles_file = root.join(PROFILES_FILE);
+    if profiles_file.is_file() {
+        if let Some(p) = read_yaml::<ProfilesDef>(&profiles_file, &mut diags) {
+            check_profiles(&p, &tree, &mut diags);
+            tree.profiles = Some(p);
+        }
+    }
+    (tree, diags)
+}
+
+fn sorted_subdirs(entries: std::fs::ReadDir) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn check_duplicate_packs(tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
+    for w in tree.packs.windows(2) {
+        if w[0].pack.def.pack == w[1].pack.def.pack && w[0].pack.def.version == w[1].pack.def.version
+        {
+            diags.push(w[1].pack.at(
+                &[Seg::Key("pack")],
+                format!(
+                    "pack {} is also defined in {}",
+                    w[1].reference(),
+                    w[0].pack.file.display()
+                ),
+            ));
+        }
+    }
+}
+
+/// Load one pack directory (`pack.yaml` at `file`) and check what can be checked without
+/// compiling expressions.
+pub fn load_pack(dir: &Path, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<PackSource> {
+    let pack = read_yaml::<PackDef>(file, diags)?;
+    let def = &pack.def;
+    if !is_pack_id(&def.pack) {
+        diags.push(pack.at(
+            &[Seg::Key("pack")],
+            format!(
+                "pack id `{}` must consist of a-z, 0-9 and `-`",
+                def.pack
+            ),
+        ));
+    }
+    if !is_version(&def.version) {
+        diags.push(pack.at(
+            &[Seg::Key("version")],
+            format!("pack version `{}` is not a valid version", def.version),
+        ));
+    }
+    let dir_version = dir.file_name().map(|s| s.to_string_lossy().into_owned());
+    let dir_id = dir
+        .parent()
+        .and_then(Path::file_name)
+        .map(|s| s.to_string_lossy().into_owned());
+    if dir_id.as_deref() != Some(def.pack.as_str()) {
+        diags.push(pack.at(
+            &[Seg::Key("pack")],
+            format!(
+                "pack `{}` lives in directory `{}`: the directory must be named after the pack id",
+                def.pack,
+                dir_id.unwrap_or_default()
+            ),
+        ));
+    }
+    if dir_version.as_deref() != Some(def.version.as_str()) {
+        diags.push(pack.at(
+            &[Seg::Key("version")],
+            format!(
+                "pack version `{}` lives in directory `{}`: the directory must be named after the version",
+                def.version,
+                dir_version.unwrap_or_default()
+            ),
+        ));
+    }
+    for (prefix, uri) in def.namespaces.iter() {
+        if !is_ncname(prefix) {
+            diags.push(pack.at(
+                &[Seg::Key("namespaces"), Seg::Key(prefix)],
+                format!("`{prefix}` is not a valid namespace prefix"),
+            ));
+        }
+        if uri.is_empty() {
+            diags.push(pack.at(
+                &[Seg::Key("namespaces"), Seg::Key(prefix)],
+                format!("namespace prefix `{prefix}` is bound to an empty URI"),
+            ));
+        }
+    }
+    for (i, l) in def.lets.iter().enumerate() {
+        if !is_ncname(&l.name) {
+            diags.push(pack.at(
+                &[Seg::Key("lets"), Seg::Index(i), Seg::Key("name")],
+                format!("`{}` is not a valid variable name", l.name),
+            ));
+        }
+    }
+
+    // Pattern files.
+    let mut patterns = Vec::new();
+    let mut pattern_ids: HashMap<String, PathBuf> = HashMap::new();
+    for (i, rel) in def.patterns.iter().enumerate() {
+        let rel_path = Path::new(rel);
+        let escapes = rel_path.is_absolute()
+            || rel_path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+        if escapes {
+            diags.push(pack.at_value(
+                &[Seg::Key("patterns"), Seg::Index(i)],
+                format!("pattern file `{rel}` must be a relative path inside the pack directory"),
+            ));
+            continue;
+        }
+        let path = dir.join(rel_path);
+        if !path.is_file() {
+            diags.push(pack.at_value(
+                &[Seg::Key("patterns"), Seg::Index(i)],
+                format!("pattern file `{rel}` not found"),
+            ));
+            continue;
+        }
+        let Some(p) = read_yaml::<PatternDef>(&path, diags) else {
+            continue;
+        };
+        if p.def.pattern.is_empty() || p.def.pattern.chars().any(char::is_whitespace) {
+            diags.push(p.at(
+                &[Seg::Key("pattern")],
+                format!("`{}` is not a valid pattern id", p.def.pattern),
+            ));
+        }
+        if let Some(first) = pattern_ids.get(&p.def.pattern) {
+            diags.push(p.at(
+                &[Seg::Key("pattern")],
+                format!(
+                    "pattern id `{}` is already used by {}",
+                    p.def.pattern,
+                    first.display()
+                ),
+            ));
+        } else {
+            pattern_ids.insert(p.def.pattern.clone(), p.file.clone());
+        }
+        patterns.push(p);
+    }
+
+    let source = PackSource {
+        dir: dir.to_path_buf(),
+        pack,
+        patterns,
+    };
+    check_rules(&source, diags);
+    check_overrides(&source, diags);
+    Some(source)
+}
+
+/// Where a check sits: pattern index, rule index, `asserts`/`reports`, index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckAt {
+    pub pattern: usize,
+    pub rule: usize,
+    pub kind: &'static str,
+    pub index: usize,
+}
+
+impl CheckAt {
+    /// The YAML path of this check's key `key` in its pattern file.
+    pub fn path<'a>(&self, key: &'a str) -> [Seg<'a>; 5] {
+        [
+            Seg::Key("rules"),
+            Seg::Index(self.rule),
+            Seg::Key(self.kind),
+            Seg::Index(self.index),
+            Seg::Key(key),
+        ]
+    }
+}
+
+impl PackSource {
+    /// Every assert and report of the pack, in order, with where it sits.
+    pub fn checks(&self) -> Vec<(CheckAt, &CheckDef)> {
+        let mut out = Vec::new();
+        for (pi, p) in self.patterns.iter().enumerate() {
+            for (ri, r) in p.def.rules.iter().enumerate() {
+                for (kind, list) in [("asserts", &r.asserts), ("reports", &r.reports)] {
+                    for (ci, c) in list.iter().enumerate() {
+                        out.push((
+                            CheckAt {
+                                pattern: pi,
+                                rule: ri,
+                                kind,
+                                index: ci,
+                            },
+                            c,
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn check_rules(source: &PackSource, diags: &mut Vec<Diagnostic>) {
+    let mut ids: HashMap<&str, (PathBuf, usize)> = HashMap::new();
+    let fixtures = source.fixtures_dir();
+    for p in &source.patterns {
+        for (li, l) in p.def.lets.iter().enumerate() {
+            if !is_ncname(&l.name) {
+                diags.push(p.at(
+                    &[Seg::Key("lets"), Seg::Index(li), Seg::Key("name")],
+                    format!("`{}` is not a valid variable name", l.name),
+                ));
+            }
+        }
+        for (ri, r) in p.def.rules.iter().enumerate() {
+            for (li, l) in r.lets.iter().enumerate() {
+                if !is_ncname(&l.name) {
+                    diags.push(p.at(
+                        &[
+                            Seg::Key("rules"),
+                            Seg::Index(ri),
+                            Seg::Key("lets"),
+                            Seg::Index(li),
+                            Seg::Key("name"),
+                        ],
+                        format!("`{}` is not a valid variable name", l.name),
+                    ));
+                }
+            }
+            if r.asserts.is_empty() && r.reports.is_empty() {
+                diags.push(p.at(
+                    &[Seg::Key("rules"), Seg::Index(ri), Seg::Key("context")],
+                    "a rule needs at least one assert or report",
+                ));
+            }
+        }
+    }
+    for (at, c) in source.checks() {
+        let p = &source.patterns[at.pattern];
+        if !is_rule_id(&c.id) {
+            diags.push(p.at(
+                &at.path("id"),
+                format!("`{}` is not a valid rule id", c.id),
+            ));
+        }
+        let pos = p.positions.locate(&at.path("id"));
+        match ids.get(c.id.as_str()) {
+            Some((file, line)) => diags.push(Diagnostic::new(
+                &p.file,
+                pos,
+                format!(
+                    "duplicate rule id `{}` (first defined at {}:{})",
+                    c.id,
+                    file.display(),
+                    line
+                ),
+            )),
+            None => {
+                ids.insert(&c.id, (p.file.clone(), pos.line));
+            }
+        }
+        for (key, list) in [("pass", &c.fixtures.pass), ("fail", &c.fixtures.fail)] {
+            for (fi, name) in list.iter().enumerate() {
+                let path = fixtures.join(name);
+                if !path.is_file() {
+                    let mut yaml_path = at.path("fixtures").to_vec();
+                    yaml_path.push(Seg::Key(key));
+                    yaml_path.push(Seg::Index(fi));
+                    diags.push(p.at_value(
+                        &yaml_path,
+                        format!("fixture file `{}` not found", path.display()),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn check_overrides(source: &PackSource, diags: &mut Vec<Diagnostic>) {
+    let pack = &source.pack;
+    let own: HashMap<&str, ()> = source
+        .checks()
+        .into_iter()
+        .map(|(_, c)| (c.id.as_str(), ()))
+        .collect();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, o) in pack.def.overrides.iter().enumerate() {
+        let at = |key: &'static str| [Seg::Key("overrides"), Seg::Index(i), Seg::Key(key)];
+        if let Some(first) = seen.insert(&o.rule, i) {
+            diags.push(pack.at(
+                &at("rule"),
+                format!(
+                    "rule `{}` is already overridden by override #{}",
+                    o.rule,
+                    first + 1
+                ),
+            ));
+        }
+        match (o.action, o.flag) {
+            (OverrideAction::Reflag, None) => diags.push(pack.at(
+                &at("action"),
+                format!("override of `{}`: `reflag` needs a `flag`", o.rule),
+            )),
+            (OverrideAction::Replace | OverrideAction::Disable, Some(_)) => diags.push(pack.at(
+                &at("flag"),
+                format!(
+                    "override of `{}`: `flag` applies to `reflag` only",
+                    o.rule
+                ),
+            )),
+            _ => {}
+        }
+        let defines_it = own.contains_key(o.rule.as_str());
+        match o.action {
+            OverrideAction::Replace if !defines_it => diags.push(pack.at(
+                &at("rule"),
+                format!(
+                    "override replaces `{}` but this pack defines no assert or report with that id",
+                    o.rule
+                ),
+            )),
+            OverrideAction::Reflag | OverrideAction::Disable if defines_it => {
+                diags.push(pack.at(
+                    &at("rule"),
+                    format!(
+                        "override of `{}`: this pack defines that rule itself (use `replace`)",
+                        o.rule
+                    ),
+                ))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Split `id@version`.
+pub fn split_reference(r: &str) -> Option<(&str, &str)> {
+    let (id, version) = r.split_once('@')?;
+    if id.is_empty() || version.is_empty() {
+        return None;
+    }
+    Some((id, version))
+}
+
+fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
+    let known: BTreeMap<String, ()> = tree.packs.iter().map(|s| (s.reference(), ())).collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, prof) in p.def.profiles.iter().enumerate() {
+        let at = |key: &'static str| [Seg::Key("profiles"), Seg::Index(i), Seg::Key(key)];
+        if !is_pack_id(&prof.id) {
+            diags.push(p.at(
+                &at("id"),
+                format!(
+                    "profile id `{}` must consist of a-z, 0-9 and `-`",
+                    prof.id
+                ),
+            ));
+        }
+        if !is_version(&prof.version) {
+            diags.push(p.at(
+                &at("version"),
+                format!("profile version `{}` is not a valid version", prof.version),
+            ));
+        }
+        if seen.insert(prof.reference(), i).is_some() {
+            diags.push(p.at(
+                &at("id"),
+                format!("profile {} is declared twice", prof.reference()),
+            ));
+        }
+        if prof.packs.is_empty() {
+            diags.push(p.at(
+                &at("packs"),
+                format!("profile {} lists no packs", prof.reference()),
+            ));
+        }
+        let mut ids_in_profile: HashMap<&str, ()> = HashMap::new();
+        for (j, r) in prof.packs.iter().enumerate() {
+            let path = [
+                Seg::Key("profiles"),
+                Seg::Index(i),
+                Seg::Key("packs"),
+                Seg::Index(j),
+            ];
+            match split_reference(r) {
+                None => diags.push(p.at_value(
+                    &path,
+                    format!("`{r}` is not a pack reference (`pack-id@version`)"),
+                )),
+                Some((id, _)) => {
+                    if !known.contains_key(r.as_str()) {
+                        diags.push(p.at_value(
+                            &path,
+                            format!(
+                                "profile {} names unknown pack `{r}` (no {}/{}/pack.yaml)",
+                                prof.reference(),
+                                id,
+                                r.split_once('@').map(|x| x.1).unwrap_or_default()
+                            ),
+                        ));
+                    }
+                    if ids_in_profile.insert(id, ()).is_some() {
+                        diags.push(p.at_value(
+                            &path,
+                            format!(
+                                "profile {} names pack `{id}` more than once",
+                                prof.reference()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Compare two version strings numerically where both parts are numbers
+/// (`2026.10` > `2026.9`), lexically otherwise.
+pub fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    let mut ia = a.split(['.', '-']);
+    let mut ib = b.split(['.', '-']);
+    loop {
+        match (ia.next(), ib.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => {
+                let ord = match (x.parse::<u64>(), y.parse::<u64>()) {
+                    (Ok(x), Ok(y)) => x.cmp(&y),
+                    _ => x.cmp(y),
+                };
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,388 @@
+//! The live catalogue of compiled profiles, swapped atomically on reload.
+//!
+//! [`Registry::current`] hands out an `Arc<Catalog>`; a validation that took a rule set
+//! from it keeps that `Arc<RuleSet>` to the end and reports the `rules_version` it
+//! started with, whatever reloads happen meanwhile. [`Registry::reload`] compiles the
+//! whole directory on the calling thread and swaps only when everything compiled; a
+//! broken pack leaves the running catalogue active and the error in [`ReloadStatus`].
+//! [`Registry::watch`] reloads on file changes (debounced) on a background thread.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use notify::{RecursiveMode, Watcher};
+use serde::Serialize;
+
+use crate::pack::{compare_versions, LoadError, ProfileDef};
+use crate::rules::{compile_dir, CompiledPack, RuleSet};
+
+/// What the registry serves: compiled profiles and the packs they use.
+#[derive(Debug)]
+pub struct Catalog {
+    /// Profiles, sorted by id then version.
+    profiles: Vec<ProfileEntry>,
+    /// Every compiled pack, sorted by id then version.
+    pub packs: Vec<Arc<CompiledPack>>,
+    /// When this catalogue was loaded.
+    pub loaded_at: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProfileEntry {
+    pub def: ProfileDef,
+    pub rules: Arc<RuleSet>,
+}
+
+/// A summary of a profile, for listings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProfileInfo {
+    pub id: String,
+    pub version: String,
+    pub title: Option<String>,
+    pub packs: Vec<String>,
+}
+
+/// A summary of a pack, for listings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackInfo {
+    pub id: String,
+    pub version: String,
+    pub title: String,
+    pub rules: usize,
+}
+
+impl Catalog {
+    /// An empty catalogue (no profiles).
+    pub fn empty() -> Catalog {
+        Catalog {
+            profiles: Vec::new(),
+            packs: Vec::new(),
+            loaded_at: now_rfc3339(),
+        }
+    }
+
+    /// Load and compile `dir`.
+    pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
+        let compiled = compile_dir(dir).into_result()?;
+        let mut profiles: Vec<ProfileEntry> = compiled
+            .profiles
+            .into_iter()
+            .map(|p| ProfileEntry {
+                def: p.def,
+                rules: p.rules,
+            })
+            .collect();
+        profiles.sort_by(|a, b| {
+            a.def
+                .id
+                .cmp(&b.def.id)
+                .then_with(|| compare_versions(&a.def.version, &b.def.version))
+        });
+        Ok(Catalog {
+            profiles,
+            packs: compiled.packs,
+            loaded_at: now_rfc3339(),
+        })
+    }
+
+    /// A profile by `id@version`, or by `id` alone (its highest version).
+    pub fn profile(&self, name: &str) -> Option<&ProfileEntry> {
+        match name.split_once('@') {
+            Some((id, version)) => self
+                .profiles
+                .iter()
+                .find(|p| p.def.id == id && p.def.version == version),
+            None => self.profiles.iter().rev().find(|p| p.def.id == name),
+        }
+    }
+
+    /// The rule set of a profile named `id@version` or `id`.
+    pub fn ruleset(&self, name: &str) -> Option<Arc<RuleSet>> {
+        self.profile(name).map(|p| p.rules.clone())
+    }
+
+    pub fn profiles(&self) -> &[ProfileEntry] {
+        &self.profiles
+    }
+
+    pub fn profile_infos(&self) -> Vec<ProfileInfo> {
+        self.profiles
+            .iter()
+            .map(|p| ProfileInfo {
+                id: p.def.id.clone(),
+                version: p.def.version.clone(),
+                title: p.def.title.clone(),
+                packs: p.def.packs.clone(),
+            })
+            .collect()
+    }
+
+    pub fn pack_infos(&self) -> Vec<PackInfo> {
+        self.packs
+            .iter()
+            .map(|p| PackInfo {
+                id: p.id.clone(),
+                version: p.version.clone(),
+                title: p.title.clone(),
+                rules: p.check_count,
+            })
+            .collect()
+    }
+
+    /// Every pack loaded, `id@version`.
+    pub fn versions(&self) -> Vec<String> {
+        self.packs.iter().map(|p| p.reference()).collect()
+    }
+}
+
+/// The outcome of the last load attempt, as the server exposes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReloadStatus {
+    /// When the attempt finished (RFC 3339, UTC).
+    pub at: String,
+    pub ok: bool,
+    /// Every problem found, one per line, when the attempt failed.
+    pub error: Option<String>,
+    /// The packs active after the attempt (`id@version`).
+    pub versions: Vec<String>,
+}
+
+/// What a successful reload changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReloadOutcome {
+    /// Packs active before, `id@version`.
+    pub previous: Vec<String>,
+    /// Packs active now.
+    pub versions: Vec<String>,
+    /// Profiles active now, `id@version`.
+    pub profiles: Vec<String>,
+}
+
+/// Compiled rule packs behind an atomic pointer, reloadable while serving.
+pub struct Registry {
+    dir: PathBuf,
+    catalog: ArcSwap<Catalog>,
+    status: Mutex<ReloadStatus>,
+    /// Serialises reloads (the watcher's and explicit ones).
+    reloading: Mutex<()>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registry {
+    /// Load `dir`; fails when anything in it fails to load or compile.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Registry, LoadError> {
+        let dir = dir.into();
+        let catalog = Catalog::load(&dir)?;
+        let status = ReloadStatus {
+            at: now_rfc3339(),
+            ok: true,
+            error: None,
+            versions: catalog.versions(),
+        };
+        Ok(Registry {
+            dir,
+            catalog: ArcSwap::from_pointee(catalog),
+            status: Mutex::new(status),
+            reloading: Mutex::new(()),
+        })
+    }
+
+    /// Load `dir`; when that fails, start with an empty catalogue and the error in the
+    /// status (a later successful reload fills it).
+    pub fn open_or_empty(dir: impl Into<PathBuf>) -> Registry {
+        let dir = dir.into();
+        match Registry::open(dir.clone()) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(dir = %dir.display(), error = %e, "rule packs failed to load");
+                Registry {
+                    dir,
+                    catalog: ArcSwap::from_pointee(Catalog::empty()),
+                    status: Mutex::new(ReloadStatus {
+                        at: now_rfc3339(),
+                        ok: false,
+                        error: Some(e.to_string()),
+                        versions: Vec::new(),
+                    }),
+                    reloading: Mutex::new(()),
+                }
+            }
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The catalogue in force. Hold the `Arc` (or a rule set from it) for as long as a
+    /// validation runs.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.catalog.load_full()
+    }
+
+    /// The outcome of the last load attempt.
+    pub fn status(&self) -> ReloadStatus {
+        self.status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Compile the directory again on this thread; swap it in when everything compiled,
+    /// keep the running catalogue otherwise. Either way the status records the attempt.
+    pub fn reload(&self) -> Result<ReloadOutcome, LoadError> {
+        let _guard = self
+            .reloading
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let previous = self.current().versions();
+        match Catalog::load(&self.dir) {
+            Ok(catalog) => {
+                let outcome = ReloadOutcome {
+                    previous,
+                    versions: catalog.versions(),
+                    profiles: catalog
+                        .profiles
+                        .iter()
+                        .map(|p| p.def.reference())
+                        .collect(),
+                };
+                self.catalog.store(Arc::new(catalog));
+                self.set_status(ReloadStatus {
+                    at: now_rfc3339(),
+                    ok: true,
+                    error: None,
+                    versions: outcome.versions.clone(),
+                });
+                tracing::info!(
+                    dir = %self.dir.display(),
+                    versions = %outcome.versions.join(", "),
+                    "rule packs reloaded"
+                );
+                Ok(outcome)
+            }
+            Err(e) => {
+                self.set_status(ReloadStatus {
+                    at: now_rfc3339(),
+                    ok: false,
+                    error: Some(e.to_string()),
+                    versions: previous,
+                });
+                tracing::warn!(
+                    dir = %self.dir.display(),
+                    error = %e,
+                    "rule-pack reload failed; the running version stays active"
+                );
+                Err(e)
+            }
+        }
+    }
+
+    fn set_status(&self, s: ReloadStatus) {
+        *self
+            .status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = s;
+    }
+
+    /// Watch the directory recursively and reload (debounced) on a background thread.
+    /// Watching stops when the guard is dropped.
+    pub fn watch(self: &Arc<Self>) -> Result<WatchGuard, notify::Error> {
+        self.watch_with_debounce(Duration::from_millis(250))
+    }
+
+    /// [`Registry::watch`] with a chosen quiet period before reloading.
+    pub fn watch_with_debounce(
+        self: &Arc<Self>,
+        debounce: Duration,
+    ) -> Result<WatchGuard, notify::Error> {
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let events = tx.clone();
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
+                Ok(event) => {
+                    if !matches!(event.kind, notify::EventKind::Access(_)) {
+                        let _ = events.send(Msg::Changed);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "rule-pack watcher error"),
+            })?;
+        watcher.watch(&self.dir, RecursiveMode::Recursive)?;
+        let weak: Weak<Registry> = Arc::downgrade(self);
+        let thread = std::thread::Builder::new()
+            .name("invex-rulepack-watch".into())
+            .spawn(move || watch_loop(weak, rx, debounce))
+            .map_err(|e| notify::Error::generic(&format!("cannot start the watch thread: {e}")))?;
+        tracing::info!(dir = %self.dir.display(), "watching rule packs");
+        Ok(WatchGuard {
+            watcher: Some(watcher),
+            stop: tx,
+            thread: Some(thread),
+        })
+    }
+}
+
+enum Msg {
+    Changed,
+    Stop,
+}
+
+fn watch_loop(registry: Weak<Registry>, rx: mpsc::Receiver<Msg>, debounce: Duration) {
+    // Wait for a change, then for a quiet period, then reload.
+    while let Ok(Msg::Changed) = rx.recv() {
+        loop {
+            match rx.recv_timeout(debounce) {
+                Ok(Msg::Changed) => continue,
+                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        // Errors are logged and recorded in the status by reload itself.
+        let _ = registry.reload();
+    }
+}
+
+/// Keeps a [`Registry::watch`] running; dropping it stops the watcher and its thread.
+pub struct WatchGuard {
+    watcher: Option<notify::RecommendedWatcher>,
+    stop: mpsc::Sender<Msg>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.watcher.take();
+        let _ = self.stop.send(Msg::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for WatchGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchGuard").finish_non_exhaustive()
+    }
+}
+
+fn now_rfc3339() -> String {
+    let now: chrono::DateTime<chrono::Utc> = SystemTime::now().into();
+    now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests;

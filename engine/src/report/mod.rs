@@ -1,0 +1,231 @@
+//! Findings and validation reports, and their renderings: JSON (serde), SVRL and text.
+
+mod path;
+mod svrl;
+mod text;
+
+pub use path::{PathBuilder, PrefixMap};
+pub use svrl::to_svrl;
+pub use text::to_text;
+
+use serde::{Deserialize, Serialize};
+
+/// The rule id of findings that report a dynamic error inside a rule.
+pub const ENGINE_ERROR: &str = "engine-error";
+
+/// A finding's severity (a rule's `flag`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Information,
+    Warning,
+    Fatal,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Fatal => "fatal",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a finding is: a readable XPath to the node and the node's line and column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    /// e.g. `/ubl:Invoice/cac:InvoiceLine[2]/cbc:ID`, `/ubl:Invoice/cbc:Amount/@currencyID`.
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One fired assert or report (or an engine error inside a rule).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule_id: String,
+    pub severity: Severity,
+    pub location: Location,
+    pub message: String,
+    pub remediation: String,
+    pub business_terms: Vec<String>,
+    /// The pack that supplied the rule, `id@version`.
+    pub pack: String,
+    /// Who fixes the fault (`sender-mapping`, `seller-master-data`, ...).
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// For `engine-error` findings: the rule that could not be evaluated.
+    #[serde(default)]
+    pub about_rule: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Valid,
+    Invalid,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::Invalid => "invalid",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub fatal: usize,
+    pub warning: usize,
+    pub information: usize,
+}
+
+impl Counts {
+    pub fn of(findings: &[Finding]) -> Counts {
+        let mut c = Counts::default();
+        for f in findings {
+            match f.severity {
+                Severity::Fatal => c.fatal += 1,
+                Severity::Warning => c.warning += 1,
+                Severity::Information => c.information += 1,
+            }
+        }
+        c
+    }
+}
+
+/// The result of validating one document against one profile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// `invalid` iff any finding is fatal.
+    pub verdict: Verdict,
+    /// The profile, `id@version`.
+    pub profile: String,
+    /// Every pack used, `id@version`, lowest layer first.
+    pub rules_version: Vec<String>,
+    pub counts: Counts,
+    pub findings: Vec<Finding>,
+    pub duration_us: u64,
+}
+
+impl Report {
+    /// A report over `findings`, with verdict and counts derived from them.
+    pub fn new(
+        profile: String,
+        rules_version: Vec<String>,
+        findings: Vec<Finding>,
+        duration_us: u64,
+    ) -> Report {
+        let counts = Counts::of(&findings);
+        let verdict = if counts.fatal > 0 {
+            Verdict::Invalid
+        } else {
+            Verdict::Valid
+        };
+        Report {
+            verdict,
+            profile,
+            rules_version,
+            counts,
+            findings,
+            duration_us,
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.verdict == Verdict::Valid
+    }
+
+    /// Compact JSON.
+    pub fn to_json(&self) -> String {
+        // Serializing these plain structs cannot fail (string keys, no non-finite floats).
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Indented JSON.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn finding(rule: &str, sev: Severity) -> Finding {
+        Finding {
+            rule_id: rule.into(),
+            severity: sev,
+            location: Location {
+                path: "/ubl:Invoice".into(),
+                line: 1,
+                column: 1,
+            },
+            message: "m".into(),
+            remediation: "r".into(),
+            business_terms: vec!["BT-1".into()],
+            pack: "p@1".into(),
+            owner: None,
+            about_rule: None,
+        }
+    }
+
+    #[test]
+    fn verdict_and_counts() {
+        let r = Report::new(
+            "x@1".into(),
+            vec!["p@1".into()],
+            vec![
+                finding("A", Severity::Warning),
+                finding("B", Severity::Information),
+            ],
+            5,
+        );
+        assert_eq!(r.verdict, Verdict::Valid);
+        assert_eq!(
+            r.counts,
+            Counts {
+                fatal: 0,
+                warning: 1,
+                information: 1
+            }
+        );
+        let r = Report::new(
+            "x@1".into(),
+            vec![],
+            vec![finding("A", Severity::Fatal)],
+            5,
+        );
+        assert_eq!(r.verdict, Verdict::Invalid);
+    }
+
+    #[test]
+    fn json_shape() {
+        let r = Report::new(
+            "x@1".into(),
+            vec!["p@1".into()],
+            vec![finding("A", Severity::Fatal)],
+            7,
+        );
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(v["verdict"], "invalid");
+        assert_eq!(v["profile"], "x@1");
+        assert_eq!(v["rules_version"][0], "p@1");
+        assert_eq!(v["counts"]["fatal"], 1);
+        assert_eq!(v["findings"][0]["severity"], "fatal");
+        assert_eq!(v["findings"][0]["location"]["path"], "/ubl:Invoice");
+        assert_eq!(v["duration_us"], 7);
+        assert!(v["findings"][0]["about_rule"].is_null());
+        let back: Report = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(back, r);
+    }
+}

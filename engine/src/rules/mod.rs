@@ -1,0 +1,512 @@
+//! Compiled rule packs and rule sets, and validation with Schematron semantics.
+//!
+//! A [`CompiledPack`] is plain data: compiled expressions, messages, flags. A [`RuleSet`]
+//! stacks the packs of one profile (lowest first) with each higher pack's overrides
+//! applied; it is `Send + Sync` and shared through `Arc` by every validating thread.
+//!
+//! Validation ([`RuleSet::validate`]), per pack:
+//! 1. global lets (the pack's, then each pattern's) once, with the document node as context;
+//! 2. per pattern, each rule's context nodes are selected once; a node is checked by the
+//!    FIRST rule of the pattern whose context matches it, later rules skip it;
+//! 3. per context node, the rule's lets in order, then its asserts (a finding when false)
+//!    and reports (a finding when true);
+//! 4. a dynamic error in a let, a context or a test becomes an `engine-error` finding
+//!    (fatal) naming the rule, and validation goes on with the next rule.
+
+mod compile;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, CompiledProfile};
+
+use crate::document::{Document, NodeId, ParseError};
+use crate::pack::OverrideAction;
+use crate::report::{Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
+use crate::xpath::{EvalError, Evaluator, Expr, VarSlot};
+
+/// A place in a pack file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePos {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl std::fmt::Display for SourcePos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+#[derive(Debug)]
+pub struct CompiledLet {
+    pub name: String,
+    pub slot: VarSlot,
+    pub expr: Expr,
+    /// The `value:` key.
+    pub pos: SourcePos,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    /// Fires when the test is false.
+    Assert,
+    /// Fires when the test is true.
+    Report,
+}
+
+impl CheckKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckKind::Assert => "assert",
+            CheckKind::Report => "report",
+        }
+    }
+}
+
+/// An assert or report.
+#[derive(Debug)]
+pub struct CompiledCheck {
+    /// Index of this check within its pack (0-based, in file order).
+    pub index: usize,
+    pub id: String,
+    pub kind: CheckKind,
+    /// The flag the pack gives it (a profile may re-flag it).
+    pub flag: Severity,
+    pub test: Expr,
+    pub message: String,
+    pub remediation: Option<String>,
+    pub business_terms: Vec<String>,
+    pub owner: Option<String>,
+    /// Fixture documents that must not make the check fire.
+    pub fixtures_pass: Vec<PathBuf>,
+    /// Fixture documents that must make it fire.
+    pub fixtures_fail: Vec<PathBuf>,
+    /// The `id:` key.
+    pub pos: SourcePos,
+    /// The `test:` key.
+    pub test_pos: SourcePos,
+}
+
+impl CompiledCheck {
+    fn fires(&self, test_value: bool) -> bool {
+        match self.kind {
+            CheckKind::Assert => !test_value,
+            CheckKind::Report => test_value,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CompiledRule {
+    pub context_source: String,
+    pub context: Expr,
+    pub lets: Vec<CompiledLet>,
+    pub checks: Vec<CompiledCheck>,
+    /// The rule's first key.
+    pub pos: SourcePos,
+}
+
+#[derive(Debug)]
+pub struct CompiledPattern {
+    pub id: String,
+    pub title: Option<String>,
+    pub file: PathBuf,
+    pub rules: Vec<CompiledRule>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CompiledOverride {
+    pub rule: String,
+    pub action: OverrideAction,
+    pub flag: Option<Severity>,
+    /// The `rule:` key.
+    pub pos: SourcePos,
+}
+
+/// A compiled rule pack: plain data.
+#[derive(Debug)]
+pub struct CompiledPack {
+    pub id: String,
+    pub version: String,
+    pub title: String,
+    pub description: Option<String>,
+    /// `<root>/<id>/<version>`.
+    pub dir: PathBuf,
+    /// Its `pack.yaml`.
+    pub file: PathBuf,
+    /// Prefix → URI, in declaration order.
+    pub namespaces: Vec<(String, String)>,
+    pub prefixes: PrefixMap,
+    /// Pack lets, then every pattern's lets, in order.
+    pub global_lets: Vec<CompiledLet>,
+    pub patterns: Vec<CompiledPattern>,
+    pub overrides: Vec<CompiledOverride>,
+    /// Variable slots an evaluator needs for this pack.
+    pub variable_count: usize,
+    pub check_count: usize,
+}
+
+impl CompiledPack {
+    /// `id@version`.
+    pub fn reference(&self) -> String {
+        format!("{}@{}", self.id, self.version)
+    }
+
+    /// Every check with its pattern and rule, in evaluation order.
+    pub fn checks(
+        &self,
+    ) -> impl Iterator<Item = (&CompiledPattern, &CompiledRule, &CompiledCheck)> + '_ {
+        self.patterns.iter().flat_map(|p| {
+            p.rules
+                .iter()
+                .flat_map(move |r| r.checks.iter().map(move |c| (p, r, c)))
+        })
+    }
+
+    pub fn check(&self, id: &str) -> Option<&CompiledCheck> {
+        self.checks().map(|(_, _, c)| c).find(|c| c.id == id)
+    }
+
+    /// Every compiled expression of the pack with a label (for lint).
+    pub fn expressions(&self) -> Vec<(String, &SourcePos, &Expr)> {
+        let mut out = Vec::new();
+        for l in &self.global_lets {
+            out.push((format!("let ${}", l.name), &l.pos, &l.expr));
+        }
+        for p in &self.patterns {
+            for r in &p.rules {
+                let label = match r.checks.first() {
+                    Some(c) => format!("context of the rule of {}", c.id),
+                    None => "rule context".to_string(),
+                };
+                out.push((label, &r.pos, &r.context));
+                for l in &r.lets {
+                    out.push((format!("let ${}", l.name), &l.pos, &l.expr));
+                }
+                for c in &r.checks {
+                    out.push((format!("test of {}", c.id), &c.test_pos, &c.test));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One pack of a rule set with the flags the profile gives its checks.
+#[derive(Debug)]
+pub struct Layer {
+    pub pack: Arc<CompiledPack>,
+    /// `id@version`.
+    pub reference: String,
+    /// Effective flag per check index; `None` when a higher pack disabled or replaced it.
+    pub effective: Vec<Option<Severity>>,
+}
+
+/// The compiled packs of a profile, ready to validate documents. `Send + Sync`.
+#[derive(Debug)]
+pub struct RuleSet {
+    profile: String,
+    title: Option<String>,
+    layers: Vec<Layer>,
+}
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<RuleSet>();
+    assert_send_sync::<CompiledPack>();
+};
+
+/// A document could not be validated at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidateError {
+    #[error("the document is not well-formed XML: {0}")]
+    Parse(#[from] ParseError),
+}
+
+impl RuleSet {
+    /// A rule set of one pack alone (its overrides, which concern lower packs, are not
+    /// applied). Used to run a pack's fixtures.
+    pub fn single(pack: Arc<CompiledPack>) -> RuleSet {
+        let mut effective = vec![None; pack.check_count];
+        for (_, _, c) in pack.checks() {
+            effective[c.index] = Some(c.flag);
+        }
+        RuleSet {
+            profile: pack.reference(),
+            title: Some(pack.title.clone()),
+            layers: vec![Layer {
+                reference: pack.reference(),
+                pack,
+                effective,
+            }],
+        }
+    }
+
+    /// The profile, `id@version`.
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// Every pack, `id@version`, lowest first.
+    pub fn rules_version(&self) -> Vec<String> {
+        self.layers.iter().map(|l| l.reference.clone()).collect()
+    }
+
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// The packs, lowest first.
+    pub fn packs(&self) -> impl Iterator<Item = &CompiledPack> + '_ {
+        self.layers.iter().map(|l| &*l.pack)
+    }
+
+    /// The flag a check runs with in this rule set (`None`: disabled or replaced).
+    pub fn effective_flag(&self, pack: &str, rule_id: &str) -> Option<Severity> {
+        let layer = self.layers.iter().find(|l| l.reference == pack)?;
+        let check = layer.pack.check(rule_id)?;
+        layer.effective[check.index]
+    }
+
+    /// Parse `bytes` and validate the document.
+    pub fn validate_bytes(&self, bytes: &[u8]) -> Result<Report, ValidateError> {
+        let start = Instant::now();
+        let doc = Document::parse(bytes)?;
+        let mut report = self.validate_inner(&doc);
+        report.duration_us = elapsed_us(start);
+        Ok(report)
+    }
+
+    /// Validate a parsed document.
+    pub fn validate(&self, doc: &Document) -> Report {
+        let start = Instant::now();
+        let mut report = self.validate_inner(doc);
+        report.duration_us = elapsed_us(start);
+        report
+    }
+
+    fn validate_inner(&self, doc: &Document) -> Report {
+        let mut run = Run {
+            doc,
+            paths: PathBuilder::new(doc),
+            findings: Vec::new(),
+            claimed: Claimed::new(doc.len()),
+        };
+        for layer in &self.layers {
+            run.layer(layer);
+        }
+        Report::new(self.profile.clone(), self.rules_version(), run.findings, 0)
+    }
+}
+
+fn elapsed_us(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Nodes already checked by a rule of the current pattern.
+struct Claimed {
+    words: Vec<u64>,
+    touched: Vec<usize>,
+}
+
+impl Claimed {
+    fn new(nodes: usize) -> Claimed {
+        Claimed {
+            words: vec![0; nodes.div_ceil(64).max(1)],
+            touched: Vec::new(),
+        }
+    }
+
+    /// Claim `n`; false when a previous rule already did.
+    fn claim(&mut self, n: NodeId) -> bool {
+        let i = n.0 as usize;
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let word = &mut self.words[w];
+        if *word & b != 0 {
+            return false;
+        }
+        if *word == 0 {
+            self.touched.push(w);
+        }
+        *word |= b;
+        true
+    }
+
+    fn reset(&mut self) {
+        for w in self.touched.drain(..) {
+            self.words[w] = 0;
+        }
+    }
+}
+
+struct Run<'d> {
+    doc: &'d Document,
+    paths: PathBuilder<'d>,
+    findings: Vec<Finding>,
+    claimed: Claimed,
+}
+
+impl<'d> Run<'d> {
+    fn layer(&mut self, layer: &Layer) {
+        let pack = &*layer.pack;
+        let doc = self.doc;
+        let mut ev = Evaluator::new(doc, pack.variable_count);
+        let root = doc.root();
+        for l in &pack.global_lets {
+            match ev.eval(&l.expr, root) {
+                Ok(v) => ev.set_variable(l.slot, v),
+                Err(e) => {
+                    ev.set_variable(l.slot, Vec::new());
+                    let at = doc.document_element();
+                    self.engine_error(layer, at, &format!("${}", l.name), None, &e);
+                }
+            }
+        }
+        for pattern in &pack.patterns {
+            let shadowing = pattern.rules.len() > 1;
+            for rule in &pattern.rules {
+                let active: Vec<(&CompiledCheck, Severity)> = rule
+                    .checks
+                    .iter()
+                    .filter_map(|c| layer.effective[c.index].map(|f| (c, f)))
+                    .collect();
+                // A rule without active checks still claims its nodes (Schematron: the
+                // rule matched), unless nothing after it in the pattern could care.
+                if active.is_empty() && !shadowing {
+                    continue;
+                }
+                let nodes = match ev.select_nodes(&rule.context, root) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        let at = doc.document_element();
+                        for (c, _) in &active {
+                            self.engine_error(layer, at, &c.id, Some("context"), &e);
+                        }
+                        continue;
+                    }
+                };
+                for node in nodes {
+                    if shadowing && !self.claimed.claim(node) {
+                        continue;
+                    }
+                    if active.is_empty() {
+                        continue;
+                    }
+                    self.rule_at(layer, &mut ev, rule, &active, node);
+                }
+            }
+            self.claimed.reset();
+        }
+    }
+
+    fn rule_at(
+        &mut self,
+        layer: &Layer,
+        ev: &mut Evaluator<'_>,
+        rule: &CompiledRule,
+        active: &[(&CompiledCheck, Severity)],
+        node: NodeId,
+    ) {
+        for l in &rule.lets {
+            match ev.eval(&l.expr, node) {
+                Ok(v) => ev.set_variable(l.slot, v),
+                Err(e) => {
+                    let what = format!("let ${}", l.name);
+                    for (c, _) in active {
+                        self.engine_error(layer, node, &c.id, Some(&what), &e);
+                    }
+                    return;
+                }
+            }
+        }
+        for &(c, flag) in active {
+            match ev.eval_boolean(&c.test, node) {
+                Ok(v) => {
+                    if c.fires(v) {
+                        self.fire(layer, c, flag, node);
+                    }
+                }
+                Err(e) => self.engine_error(layer, node, &c.id, None, &e),
+            }
+        }
+    }
+
+    fn fire(&mut self, layer: &Layer, c: &CompiledCheck, flag: Severity, node: NodeId) {
+        let location = self.paths.location(node, &layer.pack.prefixes);
+        self.findings.push(Finding {
+            rule_id: c.id.clone(),
+            severity: flag,
+            location,
+            message: c.message.clone(),
+            remediation: c.remediation.clone().unwrap_or_default(),
+            business_terms: c.business_terms.clone(),
+            pack: layer.reference.clone(),
+            owner: c.owner.clone(),
+            about_rule: None,
+        });
+    }
+
+    /// `about`: the rule id (or `$let` for a global let); `part`: which part of the rule
+    /// failed when not its test.
+    fn engine_error(
+        &mut self,
+        layer: &Layer,
+        node: NodeId,
+        about: &str,
+        part: Option<&str>,
+        e: &EvalError,
+    ) {
+        let location = self.paths.location(node, &layer.pack.prefixes);
+        let what = match part {
+            Some(p) => format!("{about} ({p})"),
+            None => about.to_string(),
+        };
+        let (message, remediation) = if about.starts_with('$') {
+            (
+                format!(
+                    "global variable {about} of pack {} could not be evaluated: {}: {}",
+                    layer.reference, e.code, e.message
+                ),
+                format!(
+                    "The variable is treated as empty; rules that use it may be wrong. Report this to the maintainers of {}.",
+                    layer.reference
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "rule {what} could not be evaluated here: {}: {}",
+                    e.code, e.message
+                ),
+                format!(
+                    "The rule was not checked at this node. This is a defect of the rule or an unexpected document shape; report it to the maintainers of {}.",
+                    layer.reference
+                ),
+            )
+        };
+        self.findings.push(Finding {
+            rule_id: ENGINE_ERROR.to_string(),
+            severity: Severity::Fatal,
+            location,
+            message,
+            remediation,
+            business_terms: Vec::new(),
+            pack: layer.reference.clone(),
+            owner: None,
+            about_rule: Some(about.to_string()),
+        });
+    }
+}

@@ -1,0 +1,700 @@
+//! The native evaluator: walks the IR over a [`Document`].
+
+use std::collections::HashMap;
+
+use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
+use super::value::{
+    arithmetic, atomize, atomize_item, effective_boolean, err, general_pair, negate,
+    value_compare, Atomic, AtomicType, Item, Sequence,
+};
+use super::EvalError;
+use crate::document::{Document, NameId, NodeId, NodeKind};
+
+type R<T> = Result<T, EvalError>;
+
+/// The focus: context item, position and size.
+#[derive(Clone, Debug)]
+pub(crate) struct Focus {
+    pub item: Item,
+    pub pos: usize,
+    pub size: usize,
+}
+
+impl Focus {
+    pub fn node(n: NodeId) -> Focus {
+        Focus {
+            item: Item::Node(n),
+            pos: 1,
+            size: 1,
+        }
+    }
+}
+
+/// Per-document state of the native evaluator.
+pub(crate) struct State<'d> {
+    pub doc: &'d Document,
+    pub globals: Vec<Sequence>,
+    pub locals: Vec<Sequence>,
+    /// NameKey → this document's NameId (None inside: the document has no such name).
+    names: Vec<Option<Option<NameId>>>,
+    cache: HashMap<u32, Sequence>,
+}
+
+impl<'d> State<'d> {
+    pub fn new(doc: &'d Document, globals: usize) -> Self {
+        State {
+            doc,
+            globals: vec![Vec::new(); globals],
+            locals: Vec::new(),
+            names: Vec::new(),
+            cache: HashMap::new(),
+        }
+    }
+
+    fn name(&mut self, key: NameKey) -> Option<NameId> {
+        let i = key.0 as usize;
+        if i >= self.names.len() {
+            self.names.resize(NameKey::count().max(i + 1), None);
+        }
+        if let Some(r) = self.names[i] {
+            return r;
+        }
+        let (ns, local) = key.resolve();
+        let r = self.doc.lookup_name(&ns, &local);
+        self.names[i] = Some(r);
+        r
+    }
+
+    pub fn eval(&mut self, ir: &Ir, f: &Focus) -> R<Sequence> {
+        Ok(match ir {
+            Ir::Empty => Vec::new(),
+            Ir::Literal(a) => vec![Item::Atomic(a.clone())],
+            Ir::ContextItem => vec![f.item.clone()],
+            Ir::Root => match f.item {
+                Item::Node(_) => vec![Item::Node(self.doc.root())],
+                Item::Atomic(_) => {
+                    return Err(err("XPTY0020", "the context item is not a node (path from /)"))
+                }
+            },
+            Ir::Global(s) => self.globals[*s as usize].clone(),
+            Ir::Local(s) => self.locals[*s as usize].clone(),
+            Ir::Seq(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.extend(self.eval(i, f)?);
+                }
+                out
+            }
+            Ir::Path(start, steps) => {
+                let mut cur = self.eval(start, f)?;
+                for s in steps {
+                    cur = self.step(cur, s)?;
+                }
+                cur
+            }
+            Ir::Filter(base, preds) => {
+                let seq = self.eval(base, f)?;
+                self.filter(seq, preds)?
+            }
+            Ir::Or(..)
+            | Ir::And(..)
+            | Ir::General(..)
+            | Ir::NodeCompare(..)
+            | Ir::Some(..)
+            | Ir::Every(..)
+            | Ir::InCodeList(..)
+            | Ir::Castable(..)
+            | Ir::InstanceOf(..) => vec![Item::Atomic(Atomic::Boolean(self.eval_bool(ir, f)?))],
+            Ir::Value(op, a, b) => {
+                let (Some(x), Some(y)) = (self.atomic_opt(a, f)?, self.atomic_opt(b, f)?) else {
+                    return Ok(Vec::new());
+                };
+                let x = untyped_to_string(x);
+                let y = untyped_to_string(y);
+                vec![Item::Atomic(Atomic::Boolean(value_compare(*op, &x, &y)?))]
+            }
+            Ir::Arith(op, a, b) => {
+                let (Some(x), Some(y)) = (self.atomic_opt(a, f)?, self.atomic_opt(b, f)?) else {
+                    return Ok(Vec::new());
+                };
+                vec![Item::Atomic(arithmetic(*op, &x, &y)?)]
+            }
+            Ir::Negate(a) => match self.atomic_opt(a, f)? {
+                None => Vec::new(),
+                Some(x) => vec![Item::Atomic(negate(&x)?)],
+            },
+            Ir::Range(a, b) => {
+                let (Some(x), Some(y)) = (self.atomic_opt(a, f)?, self.atomic_opt(b, f)?) else {
+                    return Ok(Vec::new());
+                };
+                let x = to_integer(&x)?;
+                let y = to_integer(&y)?;
+                if y < x {
+                    Vec::new()
+                } else if y - x > 10_000_000 {
+                    return Err(err("FOAR0002", "range too large"));
+                } else {
+                    (x..=y).map(|i| Item::Atomic(Atomic::Integer(i))).collect()
+                }
+            }
+            Ir::Set(op, a, b) => {
+                let x = self.nodes_of(a, f)?;
+                let y = self.nodes_of(b, f)?;
+                let out: Vec<NodeId> = match op {
+                    SetOp::Union => {
+                        let mut v = x;
+                        v.extend(y);
+                        v.sort_unstable();
+                        v.dedup();
+                        v
+                    }
+                    SetOp::Intersect => x.into_iter().filter(|n| y.binary_search(n).is_ok()).collect(),
+                    SetOp::Except => x.into_iter().filter(|n| y.binary_search(n).is_err()).collect(),
+                };
+                out.into_iter().map(Item::Node).collect()
+            }
+            Ir::Concat(a, b) => {
+                let x = self.string_opt(a, f)?;
+                let y = self.string_opt(b, f)?;
+                vec![Item::Atomic(Atomic::string(&(x + &y)))]
+            }
+            Ir::If(c, t, e) => {
+                if self.eval_bool(c, f)? {
+                    self.eval(t, f)?
+                } else {
+                    self.eval(e, f)?
+                }
+            }
+            Ir::For(slot, input, body) => {
+                let items = self.eval(input, f)?;
+                let mut out = Vec::new();
+                for it in items {
+                    self.set_local(*slot, vec![it]);
+                    out.extend(self.eval(body, f)?);
+                }
+                out
+            }
+            Ir::Let(slot, value, body) => {
+                let v = self.eval(value, f)?;
+                self.set_local(*slot, v);
+                self.eval(body, f)?
+            }
+            Ir::SimpleMap(a, b) => {
+                let items = self.eval(a, f)?;
+                let size = items.len();
+                let mut out = Vec::new();
+                for (i, it) in items.into_iter().enumerate() {
+                    let inner = Focus {
+                        item: it,
+                        pos: i + 1,
+                        size,
+                    };
+                    out.extend(self.eval(b, &inner)?);
+                }
+                out
+            }
+            Ir::Call(func, args) => self.call(*func, args, f)?,
+            Ir::Cast(e, t, optional) => {
+                let v = self.eval(e, f)?;
+                match v.as_slice() {
+                    [] if *optional => Vec::new(),
+                    [] => return Err(err("XPTY0004", format!("cast of an empty sequence to {}", t.name()))),
+                    [one] => vec![Item::Atomic(atomize_item(self.doc, one).cast(*t)?)],
+                    _ => {
+                        return Err(err(
+                            "XPTY0004",
+                            format!("cast of a sequence of {} items to {}", v.len(), t.name()),
+                        ))
+                    }
+                }
+            }
+            Ir::Treat(e, t, occ) => {
+                let v = self.eval(e, f)?;
+                if !self.instance_of(&v, t, *occ) {
+                    return Err(err("XPDY0050", "treat as: the value does not match the type"));
+                }
+                v
+            }
+            Ir::Cached(id, e) => {
+                if let Some(v) = self.cache.get(id) {
+                    return Ok(v.clone());
+                }
+                let v = self.eval(e, f)?;
+                self.cache.insert(*id, v.clone());
+                v
+            }
+        })
+    }
+
+    fn set_local(&mut self, slot: u32, v: Sequence) {
+        let i = slot as usize;
+        if i >= self.locals.len() {
+            self.locals.resize(i + 1, Vec::new());
+        }
+        self.locals[i] = v;
+    }
+
+    /// Effective boolean value, short-circuiting where XPath allows it.
+    pub fn eval_bool(&mut self, ir: &Ir, f: &Focus) -> R<bool> {
+        match ir {
+            Ir::Or(a, b) => Ok(self.eval_bool(a, f)? || self.eval_bool(b, f)?),
+            Ir::And(a, b) => Ok(self.eval_bool(a, f)? && self.eval_bool(b, f)?),
+            Ir::General(op, a, b) => {
+                let x = self.eval(a, f)?;
+                if x.is_empty() {
+                    return Ok(false);
+                }
+                let y = self.eval(b, f)?;
+                let xa = atomize(self.doc, &x);
+                let ya = atomize(self.doc, &y);
+                for p in &xa {
+                    for q in &ya {
+                        if general_pair(*op, p, q)? {
+                            return Ok(true);
+                        }
+                    }
+                }
+                Ok(false)
+            }
+            Ir::NodeCompare(op, a, b) => {
+                let (x, y) = (self.eval(a, f)?, self.eval(b, f)?);
+                let (Some(x), Some(y)) = (single_node(&x)?, single_node(&y)?) else {
+                    return Ok(false);
+                };
+                Ok(match op {
+                    NodeCmp::Is => x == y,
+                    NodeCmp::Precedes => x < y,
+                    NodeCmp::Follows => x > y,
+                })
+            }
+            Ir::Some(slot, input, test) | Ir::Every(slot, input, test) => {
+                let every = matches!(ir, Ir::Every(..));
+                let items = self.eval(input, f)?;
+                for it in items {
+                    self.set_local(*slot, vec![it]);
+                    let b = self.eval_bool(test, f)?;
+                    if b != every {
+                        return Ok(!every);
+                    }
+                }
+                Ok(every)
+            }
+            Ir::InCodeList(list, arg) => {
+                let s = self.string_opt(arg, f)?;
+                Ok(list.contains(&s))
+            }
+            Ir::Castable(e, t, optional) => {
+                let v = self.eval(e, f)?;
+                Ok(match v.as_slice() {
+                    [] => *optional,
+                    [one] => atomize_item(self.doc, one).cast(*t).is_ok(),
+                    _ => false,
+                })
+            }
+            Ir::InstanceOf(e, t, occ) => {
+                let v = self.eval(e, f)?;
+                Ok(self.instance_of(&v, t, *occ))
+            }
+            Ir::Call(func, args) => match self.call_bool(*func, args, f)? {
+                Some(b) => Ok(b),
+                None => effective_boolean(&self.call(*func, args, f)?),
+            },
+            other => effective_boolean(&self.eval(other, f)?),
+        }
+    }
+
+    fn instance_of(&self, v: &[Item], t: &super::ir::ItemTypeIr, occ: Occurrence) -> bool {
+        use super::ir::ItemTypeIr as T;
+        let count_ok = match occ {
+            Occurrence::One => v.len() == 1,
+            Occurrence::Optional => v.len() <= 1,
+            Occurrence::Many => true,
+            Occurrence::NonEmpty => !v.is_empty(),
+        };
+        count_ok
+            && v.iter().all(|it| match (t, it) {
+                (T::Item, _) => true,
+                (T::AnyAtomic, Item::Atomic(_)) => true,
+                (T::Numeric, Item::Atomic(a)) => a.is_numeric(),
+                (T::Atomic(at), Item::Atomic(a)) => {
+                    a.type_of() == *at || (*at == AtomicType::Decimal && a.type_of() == AtomicType::Integer)
+                }
+                (T::Kind(k), Item::Node(n)) => kind_matches(self.doc, *n, *k),
+                _ => false,
+            })
+    }
+
+    /// Zero or one atomic value; more is a type error.
+    pub fn atomic_opt(&mut self, ir: &Ir, f: &Focus) -> R<Option<Atomic>> {
+        let v = self.eval(ir, f)?;
+        match v.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(atomize_item(self.doc, one))),
+            _ => Err(err(
+                "XPTY0004",
+                format!("a sequence of {} items where at most one is allowed", v.len()),
+            )),
+        }
+    }
+
+    /// String of zero or one item ("" for empty).
+    pub fn string_opt(&mut self, ir: &Ir, f: &Focus) -> R<String> {
+        if let Ir::ContextItem = ir {
+            return Ok(match &f.item {
+                Item::Node(n) => self.doc.string_value(*n).into_owned(),
+                Item::Atomic(a) => a.display(),
+            });
+        }
+        let v = self.eval(ir, f)?;
+        match v.as_slice() {
+            [] => Ok(String::new()),
+            [Item::Node(n)] => Ok(self.doc.string_value(*n).into_owned()),
+            [Item::Atomic(a)] => Ok(a.display()),
+            _ => Err(err(
+                "XPTY0004",
+                format!("a sequence of {} items where at most one is allowed", v.len()),
+            )),
+        }
+    }
+
+    fn nodes_of(&mut self, ir: &Ir, f: &Focus) -> R<Vec<NodeId>> {
+        let v = self.eval(ir, f)?;
+        let mut out = Vec::with_capacity(v.len());
+        for it in v {
+            match it {
+                Item::Node(n) => out.push(n),
+                Item::Atomic(_) => {
+                    return Err(err("XPTY0004", "a set operator needs nodes, not atomic values"))
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn filter(&mut self, mut seq: Sequence, preds: &[Pred]) -> R<Sequence> {
+        for p in preds {
+            seq = match p {
+                Pred::First => {
+                    seq.truncate(1);
+                    seq
+                }
+                Pred::Last => match seq.pop() {
+                    Some(x) => vec![x],
+                    None => seq,
+                },
+                Pred::At(n) => {
+                    if *n <= seq.len() {
+                        vec![seq.swap_remove(n - 1)]
+                    } else {
+                        Vec::new()
+                    }
+                }
+                Pred::Bool(e) => {
+                    let size = seq.len();
+                    let mut out = Vec::with_capacity(size);
+                    for (i, it) in seq.into_iter().enumerate() {
+                        let focus = Focus { item: it, pos: i + 1, size };
+                        if self.eval_bool(e, &focus)? {
+                            out.push(focus.item);
+                        }
+                    }
+                    out
+                }
+                Pred::General(e) => {
+                    let size = seq.len();
+                    let mut out = Vec::with_capacity(size);
+                    for (i, it) in seq.into_iter().enumerate() {
+                        let focus = Focus { item: it, pos: i + 1, size };
+                        let r = self.eval(e, &focus)?;
+                        let keep = match r.as_slice() {
+                            [Item::Atomic(a)] if a.is_numeric() => {
+                                a.as_f64() == Some((i + 1) as f64)
+                            }
+                            _ => effective_boolean(&r)?,
+                        };
+                        if keep {
+                            out.push(focus.item);
+                        }
+                    }
+                    out
+                }
+            };
+        }
+        Ok(seq)
+    }
+
+    fn step(&mut self, input: Sequence, step: &Step) -> R<Sequence> {
+        match step {
+            Step::Axis { axis, test, preds } => {
+                let many = input.len() > 1;
+                let mut out = Vec::new();
+                for it in input {
+                    let Item::Node(n) = it else {
+                        return Err(err("XPTY0019", "a path step applied to an atomic value"));
+                    };
+                    let found = self.axis(n, *axis, test);
+                    if preds.is_empty() {
+                        out.extend(found.into_iter().map(Item::Node));
+                    } else {
+                        let seq = found.into_iter().map(Item::Node).collect();
+                        out.extend(self.filter(seq, preds)?);
+                    }
+                }
+                if many || axis.is_reverse() {
+                    doc_order(&mut out);
+                }
+                Ok(out)
+            }
+            Step::DescendantNamed { name, preds } => {
+                let Some(id) = self.name(*name) else {
+                    return Ok(Vec::new());
+                };
+                let all = self.doc.elements_named(id);
+                let many = input.len() > 1;
+                let mut out = Vec::new();
+                for it in input {
+                    let Item::Node(n) = it else {
+                        return Err(err("XPTY0019", "a path step applied to an atomic value"));
+                    };
+                    // descendant-or-self::node()/child::x = every x strictly below n.
+                    let end = self.doc.subtree_end(n);
+                    let lo = all.partition_point(|m| *m <= n);
+                    let hi = all.partition_point(|m| *m < end);
+                    let seq: Sequence = all[lo..hi].iter().map(|m| Item::Node(*m)).collect();
+                    if preds.is_empty() {
+                        out.extend(seq);
+                    } else {
+                        out.extend(self.filter(seq, preds)?);
+                    }
+                }
+                if many {
+                    doc_order(&mut out);
+                }
+                Ok(out)
+            }
+            Step::Expr(e) => {
+                let size = input.len();
+                let mut out = Vec::new();
+                for (i, it) in input.into_iter().enumerate() {
+                    if let Item::Atomic(_) = it {
+                        return Err(err("XPTY0019", "a path step applied to an atomic value"));
+                    }
+                    let focus = Focus { item: it, pos: i + 1, size };
+                    out.extend(self.eval(e, &focus)?);
+                }
+                let nodes = out.iter().filter(|i| matches!(i, Item::Node(_))).count();
+                if nodes == out.len() {
+                    doc_order(&mut out);
+                } else if nodes != 0 {
+                    return Err(err(
+                        "XPTY0018",
+                        "the last step of a path returns both nodes and atomic values",
+                    ));
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    /// Nodes on an axis in axis order (reverse axes: nearest first).
+    fn axis(&mut self, n: NodeId, axis: Axis, test: &NodeTest) -> Vec<NodeId> {
+        let doc = self.doc;
+        // Resolve an exact name once; a name absent from the document matches nothing.
+        let name = match test {
+            NodeTest::Name(k) | NodeTest::KindNamed(_, k) => match self.name(*k) {
+                Some(id) => Some(id),
+                None => return Vec::new(),
+            },
+            _ => None,
+        };
+        let principal = if axis == Axis::Attribute {
+            NodeKind::Attribute
+        } else {
+            NodeKind::Element
+        };
+        let matches = |m: NodeId| node_test(doc, m, test, name, principal);
+        let mut out = Vec::new();
+        match axis {
+            Axis::Child => {
+                let mut c = doc.first_child(n);
+                while let Some(m) = c {
+                    if matches(m) {
+                        out.push(m);
+                    }
+                    c = doc.next_sibling(m);
+                }
+            }
+            Axis::Attribute => {
+                if let Some(id) = name {
+                    if let Some(a) = doc.attribute(n, id) {
+                        out.push(a);
+                    }
+                } else {
+                    out.extend(doc.attributes(n).map(NodeId).filter(|m| matches(*m)));
+                }
+            }
+            Axis::Descendant | Axis::DescendantOrSelf => {
+                if axis == Axis::DescendantOrSelf && matches(n) {
+                    out.push(n);
+                }
+                let end = doc.subtree_end(n).0;
+                out.extend(
+                    (n.0 + 1..end)
+                        .map(NodeId)
+                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m)),
+                );
+            }
+            Axis::SelfAxis => {
+                if matches(n) {
+                    out.push(n)
+                }
+            }
+            Axis::Parent => {
+                if let Some(p) = doc.parent(n) {
+                    if matches(p) {
+                        out.push(p)
+                    }
+                }
+            }
+            Axis::Ancestor | Axis::AncestorOrSelf => {
+                if axis == Axis::AncestorOrSelf && matches(n) {
+                    out.push(n);
+                }
+                let mut p = doc.parent(n);
+                while let Some(m) = p {
+                    if matches(m) {
+                        out.push(m);
+                    }
+                    p = doc.parent(m);
+                }
+            }
+            Axis::FollowingSibling | Axis::PrecedingSibling => {
+                if doc.kind(n) == NodeKind::Attribute {
+                    return out;
+                }
+                let mut s = if axis == Axis::FollowingSibling {
+                    doc.next_sibling(n)
+                } else {
+                    doc.prev_sibling(n)
+                };
+                while let Some(m) = s {
+                    if matches(m) {
+                        out.push(m);
+                    }
+                    s = if axis == Axis::FollowingSibling {
+                        doc.next_sibling(m)
+                    } else {
+                        doc.prev_sibling(m)
+                    };
+                }
+            }
+            Axis::Following => {
+                let start = doc.subtree_end(n).0;
+                out.extend(
+                    (start..doc.len() as u32)
+                        .map(NodeId)
+                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m)),
+                );
+            }
+            Axis::Preceding => {
+                let mut ancestors = Vec::new();
+                let mut p = doc.parent(n);
+                while let Some(m) = p {
+                    ancestors.push(m);
+                    p = doc.parent(m);
+                }
+                out.extend(
+                    (0..n.0)
+                        .rev()
+                        .map(NodeId)
+                        .filter(|m| {
+                            doc.kind(*m) != NodeKind::Attribute
+                                && !ancestors.contains(m)
+                                && matches(*m)
+                        }),
+                );
+            }
+        }
+        out
+    }
+}
+
+fn node_test(
+    doc: &Document,
+    m: NodeId,
+    test: &NodeTest,
+    name: Option<NameId>,
+    principal: NodeKind,
+) -> bool {
+    match test {
+        NodeTest::Name(_) => doc.kind(m) == principal && doc.name(m) == name,
+        NodeTest::AnyName => doc.kind(m) == principal,
+        NodeTest::Namespace(ns) => {
+            doc.kind(m) == principal
+                && doc.name(m).is_some_and(|id| doc.qname(id).namespace == ns.as_ref())
+        }
+        NodeTest::LocalName(l) => {
+            doc.kind(m) == principal
+                && doc.name(m).is_some_and(|id| doc.qname(id).local == l.as_ref())
+        }
+        NodeTest::Kind(k) => kind_matches(doc, m, *k),
+        NodeTest::KindNamed(k, _) => kind_matches(doc, m, *k) && doc.name(m) == name,
+    }
+}
+
+pub(crate) fn kind_matches(doc: &Document, m: NodeId, k: KindTest) -> bool {
+    let kind = doc.kind(m);
+    match k {
+        KindTest::AnyNode => true,
+        KindTest::Document => kind == NodeKind::Document,
+        KindTest::Element => kind == NodeKind::Element,
+        KindTest::Attribute => kind == NodeKind::Attribute,
+        KindTest::Text => kind == NodeKind::Text,
+        KindTest::Comment => kind == NodeKind::Comment,
+        KindTest::Pi => kind == NodeKind::ProcessingInstruction,
+    }
+}
+
+/// Sort nodes into document order without duplicates (cheap when already ordered).
+pub(crate) fn doc_order(v: &mut Sequence) {
+    let key = |i: &Item| match i {
+        Item::Node(n) => n.0,
+        Item::Atomic(_) => u32::MAX,
+    };
+    if v.windows(2).all(|w| key(&w[0]) < key(&w[1])) {
+        return;
+    }
+    v.sort_by_key(key);
+    v.dedup_by_key(|i| key(i));
+}
+
+fn single_node(v: &[Item]) -> R<Option<NodeId>> {
+    match v {
+        [] => Ok(None),
+        [Item::Node(n)] => Ok(Some(*n)),
+        _ => Err(err("XPTY0004", "a node comparison needs one node on each side")),
+    }
+}
+
+fn untyped_to_string(a: Atomic) -> Atomic {
+    match a {
+        Atomic::Untyped(s) => Atomic::String(s),
+        other => other,
+    }
+}
+
+fn to_integer(a: &Atomic) -> R<i64> {
+    match a {
+        Atomic::Integer(i) => Ok(*i),
+        Atomic::Untyped(_) => match a.cast(AtomicType::Integer)? {
+            Atomic::Integer(i) => Ok(i),
+            _ => Err(err("XPTY0004", "expected an integer")),
+        },
+        other => Err(err(
+            "XPTY0004",
+            format!("expected xs:integer, got {}", other.type_of().name()),
+        )),
+    }
+}

@@ -1,0 +1,346 @@
+//! invex's XPath IR (the algebra): what the lowering produces and the evaluator runs.
+//!
+//! Names are resolved to global name keys at compile time (one interner for all packs) and
+//! to per-document `NameId`s lazily at evaluation time.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::functions::Func;
+use super::value::{ArithOp, Atomic, AtomicType, CompOp};
+
+/// A global key for an expanded name (namespace URI, local name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NameKey(pub u32);
+
+#[derive(Default)]
+struct NameTable {
+    ids: std::collections::HashMap<(String, String), u32>,
+    names: Vec<(Arc<str>, Arc<str>)>,
+}
+
+fn names() -> &'static Mutex<NameTable> {
+    static TABLE: OnceLock<Mutex<NameTable>> = OnceLock::new();
+    TABLE.get_or_init(Default::default)
+}
+
+impl NameKey {
+    pub fn intern(namespace: &str, local: &str) -> NameKey {
+        let mut t = names().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(id) = t.ids.get(&(namespace.to_string(), local.to_string())) {
+            return NameKey(*id);
+        }
+        let id = t.names.len() as u32;
+        t.names.push((Arc::from(namespace), Arc::from(local)));
+        t.ids.insert((namespace.to_string(), local.to_string()), id);
+        NameKey(id)
+    }
+
+    /// (namespace URI, local name)
+    pub fn resolve(self) -> (Arc<str>, Arc<str>) {
+        let t = names().lock().unwrap_or_else(|e| e.into_inner());
+        t.names[self.0 as usize].clone()
+    }
+
+    /// Upper bound of keys handed out so far.
+    pub fn count() -> usize {
+        names().lock().unwrap_or_else(|e| e.into_inner()).names.len()
+    }
+}
+
+/// Cache slots for context-free subexpressions, unique across all compiled expressions.
+pub fn next_cache_id() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    Child,
+    Descendant,
+    DescendantOrSelf,
+    Attribute,
+    SelfAxis,
+    Parent,
+    Ancestor,
+    AncestorOrSelf,
+    FollowingSibling,
+    PrecedingSibling,
+    Following,
+    Preceding,
+}
+
+impl Axis {
+    pub fn is_reverse(self) -> bool {
+        matches!(
+            self,
+            Axis::Parent
+                | Axis::Ancestor
+                | Axis::AncestorOrSelf
+                | Axis::PrecedingSibling
+                | Axis::Preceding
+        )
+    }
+}
+
+/// Node kinds for kind tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindTest {
+    AnyNode,
+    Document,
+    Element,
+    Attribute,
+    Text,
+    Comment,
+    Pi,
+}
+
+#[derive(Clone, Debug)]
+pub enum NodeTest {
+    /// An exact expanded name (element or attribute by the axis' principal kind).
+    Name(NameKey),
+    /// `*`
+    AnyName,
+    /// `prefix:*`
+    Namespace(Arc<str>),
+    /// `*:local`
+    LocalName(Arc<str>),
+    Kind(KindTest),
+    /// `element(name)` / `attribute(name)`
+    KindNamed(KindTest, NameKey),
+}
+
+#[derive(Clone, Debug)]
+pub enum Pred {
+    /// `[1]`
+    First,
+    /// `[last()]`
+    Last,
+    /// `[n]` for a literal integer n
+    At(usize),
+    /// A predicate that is statically boolean and ignores position: filter by EBV.
+    Bool(Ir),
+    /// Any other predicate: numeric results select by position, others by EBV.
+    General(Ir),
+}
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    Axis {
+        axis: Axis,
+        test: NodeTest,
+        preds: Vec<Pred>,
+    },
+    /// `//name[non-positional preds]` collapsed: descendant elements through the name index.
+    DescendantNamed { name: NameKey, preds: Vec<Pred> },
+    /// Any other step expression, evaluated with each node as context.
+    Expr(Ir),
+}
+
+/// A code list written as `contains(' A B C ', concat(' ', X, ' '))`.
+#[derive(Debug)]
+pub struct CodeList {
+    pub raw: String,
+    pub tokens: HashSet<Box<str>>,
+}
+
+impl CodeList {
+    pub fn new(raw: &str) -> Self {
+        CodeList {
+            raw: raw.to_string(),
+            tokens: raw.split(' ').filter(|t| !t.is_empty()).map(Box::from).collect(),
+        }
+    }
+
+    /// Exactly `contains(raw, concat(' ', s, ' '))`.
+    pub fn contains(&self, s: &str) -> bool {
+        if !s.is_empty() && !s.contains(' ') {
+            self.tokens.contains(s)
+        } else {
+            self.raw.contains(&format!(" {s} "))
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeCmp {
+    Is,
+    Precedes,
+    Follows,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Occurrence {
+    One,
+    Optional,
+    Many,
+    NonEmpty,
+}
+
+/// Sequence types the native compiler understands for `instance of` / `treat as`.
+#[derive(Clone, Debug)]
+pub enum ItemTypeIr {
+    Item,
+    Atomic(AtomicType),
+    AnyAtomic,
+    Numeric,
+    Kind(KindTest),
+}
+
+#[derive(Clone, Debug)]
+pub enum Ir {
+    Empty,
+    Literal(Atomic),
+    ContextItem,
+    /// The root (document node) of the context node's tree.
+    Root,
+    Global(u32),
+    Local(u32),
+    Seq(Vec<Ir>),
+    Path(Box<Ir>, Vec<Step>),
+    Filter(Box<Ir>, Vec<Pred>),
+    Or(Box<Ir>, Box<Ir>),
+    And(Box<Ir>, Box<Ir>),
+    General(CompOp, Box<Ir>, Box<Ir>),
+    Value(CompOp, Box<Ir>, Box<Ir>),
+    NodeCompare(NodeCmp, Box<Ir>, Box<Ir>),
+    Arith(ArithOp, Box<Ir>, Box<Ir>),
+    Negate(Box<Ir>),
+    Range(Box<Ir>, Box<Ir>),
+    Set(SetOp, Box<Ir>, Box<Ir>),
+    Concat(Box<Ir>, Box<Ir>),
+    If(Box<Ir>, Box<Ir>, Box<Ir>),
+    For(u32, Box<Ir>, Box<Ir>),
+    Let(u32, Box<Ir>, Box<Ir>),
+    Some(u32, Box<Ir>, Box<Ir>),
+    Every(u32, Box<Ir>, Box<Ir>),
+    SimpleMap(Box<Ir>, Box<Ir>),
+    Call(Func, Vec<Ir>),
+    Cast(Box<Ir>, AtomicType, bool),
+    Castable(Box<Ir>, AtomicType, bool),
+    InstanceOf(Box<Ir>, ItemTypeIr, Occurrence),
+    Treat(Box<Ir>, ItemTypeIr, Occurrence),
+    InCodeList(Arc<CodeList>, Box<Ir>),
+    /// A context-free subexpression, computed once per document.
+    Cached(u32, Box<Ir>),
+}
+
+impl Ir {
+    /// Direct children, for analysis passes.
+    pub fn children_mut(&mut self) -> Vec<&mut Ir> {
+        fn preds(p: &mut [Pred]) -> impl Iterator<Item = &mut Ir> {
+            p.iter_mut().filter_map(|p| match p {
+                Pred::Bool(e) | Pred::General(e) => Some(e),
+                _ => None,
+            })
+        }
+        match self {
+            Ir::Empty | Ir::Literal(_) | Ir::ContextItem | Ir::Root | Ir::Global(_) | Ir::Local(_) => {
+                vec![]
+            }
+            Ir::Seq(v) | Ir::Call(_, v) => v.iter_mut().collect(),
+            Ir::Path(s, steps) => {
+                let mut out = vec![s.as_mut()];
+                for st in steps {
+                    match st {
+                        Step::Axis { preds: p, .. } | Step::DescendantNamed { preds: p, .. } => {
+                            out.extend(preds(p))
+                        }
+                        Step::Expr(e) => out.push(e),
+                    }
+                }
+                out
+            }
+            Ir::Filter(b, p) => {
+                let mut out = vec![b.as_mut()];
+                out.extend(preds(p));
+                out
+            }
+            Ir::Or(a, b)
+            | Ir::And(a, b)
+            | Ir::General(_, a, b)
+            | Ir::Value(_, a, b)
+            | Ir::NodeCompare(_, a, b)
+            | Ir::Arith(_, a, b)
+            | Ir::Range(a, b)
+            | Ir::Set(_, a, b)
+            | Ir::Concat(a, b)
+            | Ir::For(_, a, b)
+            | Ir::Let(_, a, b)
+            | Ir::Some(_, a, b)
+            | Ir::Every(_, a, b)
+            | Ir::SimpleMap(a, b) => vec![a.as_mut(), b.as_mut()],
+            Ir::If(a, b, c) => vec![a.as_mut(), b.as_mut(), c.as_mut()],
+            Ir::Negate(a)
+            | Ir::Cast(a, _, _)
+            | Ir::Castable(a, _, _)
+            | Ir::InstanceOf(a, _, _)
+            | Ir::Treat(a, _, _)
+            | Ir::InCodeList(_, a)
+            | Ir::Cached(_, a) => vec![a.as_mut()],
+        }
+    }
+
+    /// Direct children (read-only), for analysis passes.
+    pub fn children(&self) -> Vec<&Ir> {
+        fn preds(p: &[Pred]) -> impl Iterator<Item = &Ir> {
+            p.iter().filter_map(|p| match p {
+                Pred::Bool(e) | Pred::General(e) => Some(e),
+                _ => None,
+            })
+        }
+        match self {
+            Ir::Empty | Ir::Literal(_) | Ir::ContextItem | Ir::Root | Ir::Global(_) | Ir::Local(_) => {
+                vec![]
+            }
+            Ir::Seq(v) | Ir::Call(_, v) => v.iter().collect(),
+            Ir::Path(s, steps) => {
+                let mut out = vec![s.as_ref()];
+                for st in steps {
+                    match st {
+                        Step::Axis { preds: p, .. } | Step::DescendantNamed { preds: p, .. } => {
+                            out.extend(preds(p))
+                        }
+                        Step::Expr(e) => out.push(e),
+                    }
+                }
+                out
+            }
+            Ir::Filter(b, p) => {
+                let mut out = vec![b.as_ref()];
+                out.extend(preds(p));
+                out
+            }
+            Ir::Or(a, b)
+            | Ir::And(a, b)
+            | Ir::General(_, a, b)
+            | Ir::Value(_, a, b)
+            | Ir::NodeCompare(_, a, b)
+            | Ir::Arith(_, a, b)
+            | Ir::Range(a, b)
+            | Ir::Set(_, a, b)
+            | Ir::Concat(a, b)
+            | Ir::For(_, a, b)
+            | Ir::Let(_, a, b)
+            | Ir::Some(_, a, b)
+            | Ir::Every(_, a, b)
+            | Ir::SimpleMap(a, b) => vec![a.as_ref(), b.as_ref()],
+            Ir::If(a, b, c) => vec![a.as_ref(), b.as_ref(), c.as_ref()],
+            Ir::Negate(a)
+            | Ir::Cast(a, _, _)
+            | Ir::Castable(a, _, _)
+            | Ir::InstanceOf(a, _, _)
+            | Ir::Treat(a, _, _)
+            | Ir::InCodeList(_, a)
+            | Ir::Cached(_, a) => vec![a.as_ref()],
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Command logic behind `invex validate` and `invex rules lint|test|snapshot`.
