@@ -252,11 +252,7 @@ impl Registry {
                 let outcome = ReloadOutcome {
                     previous,
                     versions: catalog.versions(),
-                    profiles: catalog
-                        .profiles
-                        .iter()
-                        .map(|p| p.def.reference())
-                        .collect(),
+                    profiles: catalog.profiles.iter().map(|p| p.def.reference()).collect(),
                 };
                 self.catalog.store(Arc::new(catalog));
                 self.set_status(ReloadStatus {

@@ -1,1 +1,165 @@
-fn main() {}
+//! `invex`: validate e-invoices and manage rule packs.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use invex_tools::validate::{self, Format, ValidateOptions, DEFAULT_PROFILE, PROGRESS_THRESHOLD};
+use invex_tools::{fixtures, lint, rulepacks_dir, snapshot};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "invex",
+    version,
+    about = "e-invoice validation server and tools"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate invoice files against a profile (exit 0: all valid, 1: any invalid,
+    /// 2: usage, I/O or parse error).
+    Validate(ValidateArgs),
+    /// Rule-pack tools.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+}
+
+#[derive(Args, Debug)]
+struct ValidateArgs {
+    /// Profile, `id` or `id@version`.
+    #[arg(long, short, default_value = DEFAULT_PROFILE)]
+    profile: String,
+    /// Output format (several files with json: JSON Lines with a `file` member).
+    #[arg(long, short, value_enum, default_value_t = FormatArg::Json)]
+    format: FormatArg,
+    /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+    #[arg(long, value_name = "DIR")]
+    rulepacks: Option<PathBuf>,
+    /// Files to validate.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    Json,
+    Svrl,
+    Text,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Json => Format::Json,
+            FormatArg::Svrl => Format::Svrl,
+            FormatArg::Text => Format::Text,
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum RulesCommand {
+    /// Check packs: schema errors, XPath errors, unknown functions, fallback rules,
+    /// rules without fixtures.
+    Lint {
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
+        /// Treat warnings as errors.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Run every fixture: pass fixtures must not fire their rule, fail fixtures must.
+    Test {
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
+    },
+    /// Print the rule catalogue (ids, flags, patterns, contexts, test hashes) as YAML.
+    Snapshot {
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("invex: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Validate(args) => {
+            let progress =
+                std::io::stderr().is_terminal() && args.files.len() >= PROGRESS_THRESHOLD;
+            let opts = ValidateOptions {
+                profile: args.profile,
+                format: args.format.into(),
+                rulepacks: rulepacks_dir(args.rulepacks),
+                progress,
+            };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let mut err = std::io::stderr();
+            let outcome = validate::run(&opts, &args.files, &mut out, &mut err)?;
+            Ok(outcome.exit_code())
+        }
+        Command::Rules(RulesCommand::Lint { dir, strict }) => {
+            let report = lint::lint(&rulepacks_dir(dir));
+            print!("{}", report.render());
+            Ok(u8::from(report.failed(strict)))
+        }
+        Command::Rules(RulesCommand::Test { dir }) => {
+            let report = fixtures::run_fixtures(&rulepacks_dir(dir));
+            print!("{}", report.render());
+            Ok(u8::from(!report.ok()))
+        }
+        Command::Rules(RulesCommand::Snapshot { dir }) => {
+            let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;
+            print!("{yaml}");
+            Ok(0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn validate_defaults() {
+        let cli = Cli::try_parse_from(["invex", "validate", "a.xml", "b.xml"]).unwrap();
+        match cli.command {
+            Command::Validate(a) => {
+                assert_eq!(a.profile, DEFAULT_PROFILE);
+                assert!(matches!(a.format, FormatArg::Json));
+                assert_eq!(a.files.len(), 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["invex", "validate"]).is_err());
+        assert!(Cli::try_parse_from(["invex", "validate", "--format", "xml", "a"]).is_err());
+    }
+}

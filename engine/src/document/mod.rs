@@ -82,13 +82,21 @@ impl Default for Limits {
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum ParseError {
     #[error("line {line}, column {column}: {message}")]
-    Malformed { line: u32, column: u32, message: String },
+    Malformed {
+        line: u32,
+        column: u32,
+        message: String,
+    },
     #[error("line {line}, column {column}: DOCTYPE declarations are not accepted (no DTDs or entity declarations)")]
     Doctype { line: u32, column: u32 },
     #[error("document is {size} bytes, over the limit of {limit} bytes")]
     TooLarge { size: usize, limit: usize },
     #[error("line {line}, column {column}: element nesting deeper than the limit of {limit}")]
-    TooDeep { line: u32, column: u32, limit: usize },
+    TooDeep {
+        line: u32,
+        column: u32,
+        limit: usize,
+    },
     #[error("the document has no root element")]
     NoRootElement,
 }

@@ -65,10 +65,7 @@ impl Hasher for SeededHasher {
         if !rest.is_empty() {
             let mut w = [0u8; 8];
             w[..rest.len()].copy_from_slice(rest);
-            self.acc = fold_mul(
-                self.acc ^ u64::from_le_bytes(w),
-                self.key ^ M2,
-            );
+            self.acc = fold_mul(self.acc ^ u64::from_le_bytes(w), self.key ^ M2);
         }
     }
     #[inline]

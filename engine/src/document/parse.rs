@@ -27,6 +27,14 @@ pub(super) fn parse(bytes: &[u8], limits: &Limits) -> PResult<Document> {
         });
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        // quick-xml would silently skip it too, shifting all positions.
+        return Err(ParseError::Malformed {
+            line: 1,
+            column: 1,
+            message: "unexpected second byte order mark (U+FEFF) before the root element".into(),
+        });
+    }
     if bytes.starts_with(&[0xFE, 0xFF])
         || bytes.starts_with(&[0xFF, 0xFE])
         || (bytes.len() >= 2 && (bytes[0] == 0 || bytes[1] == 0))
@@ -186,7 +194,6 @@ struct Builder<'s> {
     pending_text: u32,
     document_element: u32,
     max_depth: usize,
-    reported_depth_limit: usize,
     /// Bytes held by the strings of interned names, and the budgets for names (so that
     /// many distinct names, e.g. each in a long namespace URI, cannot multiply memory).
     name_bytes: usize,
@@ -230,7 +237,6 @@ impl<'s> Builder<'s> {
             pending_text: NONE,
             document_element: NONE,
             max_depth: limits.max_depth.min(MAX_REPRESENTABLE_DEPTH - 1),
-            reported_depth_limit: limits.max_depth.min(MAX_REPRESENTABLE_DEPTH - 1),
             name_bytes: 0,
             max_name_bytes: src.len() + (1 << 20),
             max_names: src.len() / 16 + 4096,
@@ -396,7 +402,10 @@ impl<'s> Builder<'s> {
                         && value[2..].bytes().all(|c| c.is_ascii_digit())
                 }
                 2 => {
-                    value.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+                    value
+                        .bytes()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic())
                         && value
                             .bytes()
                             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
@@ -409,7 +418,10 @@ impl<'s> Builder<'s> {
                     format!("invalid {name} `{}` in the XML declaration", short(value)),
                 ));
             }
-            if order == 2 && !value.eq_ignore_ascii_case("UTF-8") && !value.eq_ignore_ascii_case("UTF8") {
+            if order == 2
+                && !value.eq_ignore_ascii_case("UTF-8")
+                && !value.eq_ignore_ascii_case("UTF8")
+            {
                 let upper = value.to_ascii_uppercase();
                 let ascii_compatible = !(upper.starts_with("UTF-16")
                     || upper.starts_with("UTF-32")
@@ -516,7 +528,7 @@ impl<'s> Builder<'s> {
             return Err(ParseError::TooDeep {
                 line,
                 column,
-                limit: self.reported_depth_limit,
+                limit: self.max_depth,
             });
         }
         let cb = content.as_bytes();
@@ -723,7 +735,10 @@ impl<'s> Builder<'s> {
         if !prefix.is_empty() && uri.is_empty() {
             return Err(self.err(
                 a.name_off,
-                format!("the prefix `{prefix}` cannot be undeclared (empty namespace URI)"),
+                format!(
+                    "the prefix `{}` cannot be undeclared (empty namespace URI)",
+                    short(prefix)
+                ),
             ));
         }
         let idx = self.bindings.len() as u32;
@@ -779,7 +794,10 @@ impl<'s> Builder<'s> {
         } else if prefix == "xmlns" {
             return Err(self.err(
                 off,
-                format!("the prefix `xmlns` cannot be used in the {what} name `{raw}`"),
+                format!(
+                    "the prefix `xmlns` cannot be used in the {what} name `{}`",
+                    short(raw)
+                ),
             ));
         } else {
             match self.ns_map.get(prefix) {
@@ -834,10 +852,7 @@ impl<'s> Builder<'s> {
         let Some(frame) = self.stack.pop() else {
             return Err(self.err(
                 pos,
-                format!(
-                    "closing tag `</{}>` has no matching start tag",
-                    short(name)
-                ),
+                format!("closing tag `</{}>` has no matching start tag", short(name)),
             ));
         };
         if frame.raw_name != name {
@@ -861,7 +876,13 @@ impl<'s> Builder<'s> {
 
     // ----- text-like nodes -----------------------------------------------------------
 
-    fn text_piece(&mut self, node_off: usize, raw: &'s str, raw_off: usize, mode: Mode) -> PResult<()> {
+    fn text_piece(
+        &mut self,
+        node_off: usize,
+        raw: &'s str,
+        raw_off: usize,
+        mode: Mode,
+    ) -> PResult<()> {
         if self.stack.is_empty() {
             if mode == Mode::Raw {
                 return Err(self.err(
@@ -972,10 +993,7 @@ impl<'s> Builder<'s> {
     #[inline]
     fn check_cdata_end(&self, raw: &[u8], i: usize, raw_off: usize) -> PResult<()> {
         if i >= 2 && raw[i - 2] == b']' && raw[i - 1] == b']' {
-            return Err(self.err(
-                raw_off + i - 2,
-                "`]]>` is not allowed in text content",
-            ));
+            return Err(self.err(raw_off + i - 2, "`]]>` is not allowed in text content"));
         }
         Ok(())
     }
@@ -1024,7 +1042,13 @@ impl<'s> Builder<'s> {
     }
 
     /// Appends `raw` unescaped to the text buffer; `i` is the first special byte.
-    fn unescape_from(&mut self, raw: &'s str, mut i: usize, raw_off: usize, mode: Mode) -> PResult<()> {
+    fn unescape_from(
+        &mut self,
+        raw: &'s str,
+        mut i: usize,
+        raw_off: usize,
+        mode: Mode,
+    ) -> PResult<()> {
         let b = raw.as_bytes();
         let table = classes(mode);
         let mut run = 0;

@@ -340,9 +340,16 @@ fn namespaces_default_prefixed_and_scoped() {
     // to unprefixed attributes.
     let attrs: Vec<&QName> = d.attributes(r).map(|a| name_of(&d, NodeId(a))).collect();
     assert_eq!(attrs.len(), 3);
-    assert_eq!((attrs[0].namespace.as_str(), attrs[0].local.as_str()), ("", "a"));
     assert_eq!(
-        (attrs[1].namespace.as_str(), attrs[1].local.as_str(), attrs[1].prefix.as_str()),
+        (attrs[0].namespace.as_str(), attrs[0].local.as_str()),
+        ("", "a")
+    );
+    assert_eq!(
+        (
+            attrs[1].namespace.as_str(),
+            attrs[1].local.as_str(),
+            attrs[1].prefix.as_str()
+        ),
         ("urn:p", "b", "p")
     );
     assert_eq!(attrs[2].namespace, names::XML_NS);
@@ -394,23 +401,18 @@ fn prefix_cache_respects_scope_changes() {
     assert_eq!(count("urn:2"), 2);
     assert_eq!(count("urn:3"), 1);
     // Same for attributes and the empty-element scope.
-    let d = parse(
-        r#"<r xmlns:p="urn:1" p:a="1"><s xmlns:p="urn:2" p:a="2"/><t p:a="3"/></r>"#,
-    );
+    let d = parse(r#"<r xmlns:p="urn:1" p:a="1"><s xmlns:p="urn:2" p:a="2"/><t p:a="3"/></r>"#);
     let a1 = d.lookup_name("urn:1", "a").unwrap();
     let a2 = d.lookup_name("urn:2", "a").unwrap();
-    let vals = |n: NameId| -> Vec<&str> {
-        d.attributes_named(n).iter().map(|&a| d.text(a)).collect()
-    };
+    let vals =
+        |n: NameId| -> Vec<&str> { d.attributes_named(n).iter().map(|&a| d.text(a)).collect() };
     assert_eq!(vals(a1), ["1", "3"]);
     assert_eq!(vals(a2), ["2"]);
 }
 
 #[test]
 fn xml_prefix_is_predeclared_and_may_be_declared_correctly() {
-    let d = parse(
-        r#"<r xmlns:xml="http://www.w3.org/XML/1998/namespace" xml:space="preserve"/>"#,
-    );
+    let d = parse(r#"<r xmlns:xml="http://www.w3.org/XML/1998/namespace" xml:space="preserve"/>"#);
     let r = d.document_element();
     assert_eq!(d.attributes(r).len(), 1);
     let sp = d
@@ -485,7 +487,11 @@ fn line_ends_and_attribute_values_are_normalised() {
     let d = parse("<r a='x\r\ny\tz\nw\rv' b=\"&#10;&#9;&#13;\">l1\r\nl2\rl3<![CDATA[c\r\nd]]><!--e\r\nf--></r>");
     let r = d.document_element();
     assert_eq!(d.text(NodeId(r.0 + 1)), "x y z w v");
-    assert_eq!(d.text(NodeId(r.0 + 2)), "\n\t\r", "character references are kept");
+    assert_eq!(
+        d.text(NodeId(r.0 + 2)),
+        "\n\t\r",
+        "character references are kept"
+    );
     let c = kids(&d, r);
     assert_eq!(d.text(c[0]), "l1\nl2\nl3c\nd");
     assert_eq!(d.text(c[1]), "e\nf");
@@ -494,10 +500,7 @@ fn line_ends_and_attribute_values_are_normalised() {
 #[test]
 fn numeric_references_with_leading_zeros_and_astral_chars() {
     let d = parse("<r>&#0065;&#x00042;&#x10FFFF;&#xE000;</r>");
-    assert_eq!(
-        d.string_value(d.document_element()),
-        "AB\u{10FFFF}\u{E000}"
-    );
+    assert_eq!(d.string_value(d.document_element()), "AB\u{10FFFF}\u{E000}");
 }
 
 #[test]
@@ -567,7 +570,8 @@ fn elements_and_attributes_named_in_document_order() {
 
 #[test]
 fn line_column_of_elements_attributes_and_text() {
-    let src = "<?xml version=\"1.0\"?>\n<r>\n  <a x=\"1\"\n     y=\"2\"/>\n  <ü>é<b/></ü><!--c-->\n</r>";
+    let src =
+        "<?xml version=\"1.0\"?>\n<r>\n  <a x=\"1\"\n     y=\"2\"/>\n  <ü>é<b/></ü><!--c-->\n</r>";
     let d = parse(src);
     let r = d.document_element();
     assert_eq!(d.line_column(d.root()), (1, 1));
@@ -616,7 +620,9 @@ fn line_table_agrees_with_scanning() {
     let alphabet = ["a", "é", "\n", "\r", "\r\n", "€", " ", "\u{1D11E}", "<x>"];
     for _ in 0..60 {
         let len = rng.below(400);
-        let s: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        let s: String = (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect();
         let b = s.as_bytes();
         let starts = lines::line_starts(b);
         for off in (0..=b.len()).filter(|&o| s.is_char_boundary(o)) {
@@ -787,9 +793,19 @@ fn many_distinct_names_with_a_long_namespace_are_refused() {
 
 #[test]
 fn malformed_unclosed_and_mismatched_tags() {
-    assert_malformed("<r>\n  <a>\n</r>", 3, 1, "`</r>` does not match the start tag `<a>` at line 2, column 3");
+    assert_malformed(
+        "<r>\n  <a>\n</r>",
+        3,
+        1,
+        "`</r>` does not match the start tag `<a>` at line 2, column 3",
+    );
     assert_malformed("<r><a></b></r>", 1, 7, "does not match");
-    assert_malformed("<r>\n<a></a>", 2, 8, "element `<r>` opened at line 1, column 1 is not closed");
+    assert_malformed(
+        "<r>\n<a></a>",
+        2,
+        8,
+        "element `<r>` opened at line 1, column 1 is not closed",
+    );
     assert_malformed("<r/></r>", 1, 5, "no matching start tag");
     assert_malformed("<r>text</r", 1, 8, "`>` not found");
     assert_malformed("<r>\n<a", 2, 1, "`>` not found");
@@ -803,7 +819,12 @@ fn malformed_unclosed_and_mismatched_tags() {
 fn malformed_attributes() {
     assert_malformed("<r a=1/>", 1, 6, "must be enclosed in quotes");
     assert_malformed("<r a/>", 1, 4, "attribute `a` has no value");
-    assert_malformed("<r a=\"1\"b=\"2\"/>", 1, 9, "expected whitespace between attributes");
+    assert_malformed(
+        "<r a=\"1\"b=\"2\"/>",
+        1,
+        9,
+        "expected whitespace between attributes",
+    );
     assert_malformed("<r =\"1\"/>", 1, 4, "expected an attribute name");
     assert_malformed("<r a=\"1/>", 1, 1, "`>` not found");
     assert_malformed("<r\n a=\"1\"\n a=\"2\"/>", 3, 2, "duplicate attribute `a`");
@@ -819,21 +840,41 @@ fn malformed_attributes() {
         20,
         "duplicate namespace declaration",
     );
-    assert_malformed("<r a=\"<\"/>", 1, 7, "`<` is not allowed in attribute values");
+    assert_malformed(
+        "<r a=\"<\"/>",
+        1,
+        7,
+        "`<` is not allowed in attribute values",
+    );
     assert_malformed("<r 1a=\"x\"/>", 1, 4, "`1a` is not a valid attribute name");
 }
 
 #[test]
 fn malformed_names_and_namespaces() {
-    assert_malformed("<r>\n <p:a/></r>", 2, 3, "namespace prefix `p` of element `p:a` is not declared");
-    assert_malformed("<r p:a=\"1\"/>", 1, 4, "namespace prefix `p` of attribute `p:a`");
+    assert_malformed(
+        "<r>\n <p:a/></r>",
+        2,
+        3,
+        "namespace prefix `p` of element `p:a` is not declared",
+    );
+    assert_malformed(
+        "<r p:a=\"1\"/>",
+        1,
+        4,
+        "namespace prefix `p` of attribute `p:a`",
+    );
     assert_malformed("<1r/>", 1, 2, "`1r` is not a valid element name");
     assert_malformed("<a:b:c xmlns:a=\"u\"/>", 1, 2, "not a valid element name");
     assert_malformed("< r/>", 1, 2, "expected an element name");
     assert_malformed("<>", 1, 2, "expected an element name");
     assert_malformed("<r xmlns:p=\"\"/>", 1, 4, "cannot be undeclared");
     assert_malformed("<xmlns:r/>", 1, 2, "prefix `xmlns`");
-    assert_malformed("<r xmlns:xml=\"urn:x\"/>", 1, 4, "prefix `xml` can only be bound");
+    assert_malformed(
+        "<r xmlns:xml=\"urn:x\"/>",
+        1,
+        4,
+        "prefix `xml` can only be bound",
+    );
     assert_malformed(
         "<r xmlns:x=\"http://www.w3.org/XML/1998/namespace\"/>",
         1,
@@ -846,15 +887,35 @@ fn malformed_names_and_namespaces() {
 
 #[test]
 fn malformed_document_structure() {
-    assert_malformed("<r/>\nx", 2, 1, "text is not allowed after the root element");
-    assert_malformed("  x<r/>", 1, 3, "text is not allowed before the root element");
+    assert_malformed(
+        "<r/>\nx",
+        2,
+        1,
+        "text is not allowed after the root element",
+    );
+    assert_malformed(
+        "  x<r/>",
+        1,
+        3,
+        "text is not allowed before the root element",
+    );
     assert_malformed("<r/>&amp;", 1, 5, "after the root element");
-    assert_malformed("<![CDATA[x]]><r/>", 1, 1, "CDATA section is not allowed outside");
+    assert_malformed(
+        "<![CDATA[x]]><r/>",
+        1,
+        1,
+        "CDATA section is not allowed outside",
+    );
     assert_malformed("<r/>\n<s/>", 2, 1, "only one root element");
     assert_malformed(" <?xml version=\"1.0\"?><r/>", 1, 2, "XML declaration");
     assert_malformed("<r><?xml version=\"1.0\"?></r>", 1, 4, "XML declaration");
     assert_malformed("<r><?XML x?></r>", 1, 6, "reserved");
-    assert_malformed("<r><!-- a -- b --></r>", 1, 11, "`--` is not allowed inside a comment");
+    assert_malformed(
+        "<r><!-- a -- b --></r>",
+        1,
+        11,
+        "`--` is not allowed inside a comment",
+    );
     assert_eq!(parse_err(""), ParseError::NoRootElement);
     assert_eq!(parse_err("  \n "), ParseError::NoRootElement);
     assert_eq!(
@@ -864,8 +925,72 @@ fn malformed_document_structure() {
 }
 
 #[test]
+fn xml_declaration_is_checked() {
+    for ok in [
+        "<?xml version=\"1.0\"?><r/>",
+        "<?xml version='1.1' encoding='utf-8' standalone='yes' ?><r/>",
+        "<?xml version=\"1.0\" encoding=\"UTF8\"?><r/>",
+        // ASCII-compatible encodings are accepted for pure-ASCII documents.
+        "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><r>abc</r>",
+        "<?xml\tversion = \"1.0\"\nencoding=\"UTF-8\"?><r/>",
+    ] {
+        parse(ok);
+    }
+    assert_malformed("<?xml?><r/>", 1, 3, "must contain `version`");
+    assert_malformed("<?xml encoding=\"UTF-8\"?><r/>", 1, 7, "expected `version`");
+    assert_malformed(
+        "<?xml version=\"2.0\"?><r/>",
+        1,
+        16,
+        "invalid version `2.0`",
+    );
+    assert_malformed(
+        "<?xml version=\"1.0\"encoding=\"UTF-8\"?><r/>",
+        1,
+        20,
+        "expected whitespace",
+    );
+    assert_malformed(
+        "<?xml version=\"1.0\" standalone=\"maybe\"?><r/>",
+        1,
+        33,
+        "invalid standalone",
+    );
+    assert_malformed(
+        "<?xml version=\"1.0\" standalone=\"no\" encoding=\"UTF-8\"?><r/>",
+        1,
+        37,
+        "expected `version`",
+    );
+    assert_malformed(
+        "<?xml version=\"1.0\" foo=\"bar\"?><r/>",
+        1,
+        21,
+        "expected `version`",
+    );
+    assert_malformed("<?xml version=1.0?><r/>", 1, 15, "expected a quoted value");
+    assert_malformed(
+        "<?xml version=\"1.0\" encoding=\"UTF-16\"?><r/>",
+        1,
+        31,
+        "unsupported encoding `UTF-16`",
+    );
+    assert_malformed(
+        "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><r>é</r>",
+        1,
+        31,
+        "unsupported encoding",
+    );
+}
+
+#[test]
 fn malformed_text_content() {
-    assert_malformed("<r>a & b</r>", 1, 6, "`&` must start an entity or character reference");
+    assert_malformed(
+        "<r>a & b</r>",
+        1,
+        6,
+        "`&` must start an entity or character reference",
+    );
     assert_malformed("<r>&#65</r>", 1, 4, "malformed character reference");
     assert_malformed("<r>&#12a;</r>", 1, 4, "malformed character reference");
     assert_malformed("<r>&#X41;</r>", 1, 4, "malformed character reference");
@@ -889,6 +1014,7 @@ fn malformed_encoding() {
     assert_malformed(b"<r>\xC3</r>".as_slice(), 1, 4, "invalid UTF-8");
     assert_malformed(b"\xFF\xFE<\x00r\x00/\x00>\x00".as_slice(), 1, 1, "UTF-16");
     assert_malformed(b"<\x00r\x00/\x00>\x00".as_slice(), 1, 1, "UTF-16");
+    assert_malformed("\u{FEFF}\u{FEFF}<r/>", 1, 1, "byte order mark");
 }
 
 #[test]
@@ -901,7 +1027,10 @@ fn error_display_includes_position() {
     );
     let long = format!("<r>&{};</r>", "x".repeat(5000));
     let msg = parse_err(long).to_string();
-    assert!(msg.len() < 300, "long names are shortened in messages: {msg}");
+    assert!(
+        msg.len() < 300,
+        "long names are shortened in messages: {msg}"
+    );
 }
 
 // ----- robustness ------------------------------------------------------------------------
@@ -1059,8 +1188,7 @@ fn corpus_documents_parse() {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
-        let d = Document::parse(&bytes)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let d = Document::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         check_invariants(&d);
         assert!(d.len() > 20, "{}", path.display());
         parsed += 1;
@@ -1076,9 +1204,7 @@ fn corpus_documents_parse() {
         assert_eq!(d.line_column(inv), (7, 1));
         let id = d
             .children(inv)
-            .find(|&c| {
-                d.kind(c) == NodeKind::Element && name_of(&d, c).local == "ID"
-            })
+            .find(|&c| d.kind(c) == NodeKind::Element && name_of(&d, c).local == "ID")
             .unwrap();
         assert_eq!(name_of(&d, id).namespace, UBL_CBC);
         assert_eq!(name_of(&d, id).prefix, "cbc");

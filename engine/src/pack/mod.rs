@@ -345,6 +345,8 @@ pub struct SourceTree {
     pub packs: Vec<PackSource>,
     /// `profiles.yaml`, when present and readable.
     pub profiles: Option<Source<ProfilesDef>>,
+    /// `id@version` (from directory names) of packs whose `pack.yaml` failed to load.
+    pub failed: Vec<String>,
 }
 
 pub const PROFILES_FILE: &str = "profiles.yaml";
@@ -431,8 +433,9 @@ pub fn load_dir(root: &Path) -> (SourceTree, Vec<Diagnostic>) {
         }
     }
     for (dir, file) in pack_files {
-        if let Some(pack) = load_pack(&dir, &file, &mut diags) {
-            tree.packs.push(pack);
+        match load_pack(&dir, &file, &mut diags) {
+            Some(pack) => tree.packs.push(pack),
+            None => tree.failed.push(dir_reference(&dir)),
         }
     }
     tree.packs.sort_by(|a, b| {
@@ -450,6 +453,16 @@ pub fn load_dir(root: &Path) -> (SourceTree, Vec<Diagnostic>) {
     (tree, diags)
 }
 
+/// `id@version` as the directory `<root>/<id>/<version>` names it.
+fn dir_reference(dir: &Path) -> String {
+    let name = |p: Option<&Path>| {
+        p.and_then(Path::file_name)
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    format!("{}@{}", name(dir.parent()), name(Some(dir)))
+}
+
 fn sorted_subdirs(entries: std::fs::ReadDir) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -463,7 +476,8 @@ fn sorted_subdirs(entries: std::fs::ReadDir) -> Vec<PathBuf> {
 
 fn check_duplicate_packs(tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
     for w in tree.packs.windows(2) {
-        if w[0].pack.def.pack == w[1].pack.def.pack && w[0].pack.def.version == w[1].pack.def.version
+        if w[0].pack.def.pack == w[1].pack.def.pack
+            && w[0].pack.def.version == w[1].pack.def.version
         {
             diags.push(w[1].pack.at(
                 &[Seg::Key("pack")],
@@ -485,10 +499,7 @@ pub fn load_pack(dir: &Path, file: &Path, diags: &mut Vec<Diagnostic>) -> Option
     if !is_pack_id(&def.pack) {
         diags.push(pack.at(
             &[Seg::Key("pack")],
-            format!(
-                "pack id `{}` must consist of a-z, 0-9 and `-`",
-                def.pack
-            ),
+            format!("pack id `{}` must consist of a-z, 0-9 and `-`", def.pack),
         ));
     }
     if !is_version(&def.version) {
@@ -688,10 +699,7 @@ fn check_rules(source: &PackSource, diags: &mut Vec<Diagnostic>) {
     for (at, c) in source.checks() {
         let p = &source.patterns[at.pattern];
         if !is_rule_id(&c.id) {
-            diags.push(p.at(
-                &at.path("id"),
-                format!("`{}` is not a valid rule id", c.id),
-            ));
+            diags.push(p.at(&at.path("id"), format!("`{}` is not a valid rule id", c.id)));
         }
         let pos = p.positions.locate(&at.path("id"));
         match ids.get(c.id.as_str()) {
@@ -753,10 +761,7 @@ fn check_overrides(source: &PackSource, diags: &mut Vec<Diagnostic>) {
             )),
             (OverrideAction::Replace | OverrideAction::Disable, Some(_)) => diags.push(pack.at(
                 &at("flag"),
-                format!(
-                    "override of `{}`: `flag` applies to `reflag` only",
-                    o.rule
-                ),
+                format!("override of `{}`: `flag` applies to `reflag` only", o.rule),
             )),
             _ => {}
         }
@@ -769,15 +774,13 @@ fn check_overrides(source: &PackSource, diags: &mut Vec<Diagnostic>) {
                     o.rule
                 ),
             )),
-            OverrideAction::Reflag | OverrideAction::Disable if defines_it => {
-                diags.push(pack.at(
-                    &at("rule"),
-                    format!(
-                        "override of `{}`: this pack defines that rule itself (use `replace`)",
-                        o.rule
-                    ),
-                ))
-            }
+            OverrideAction::Reflag | OverrideAction::Disable if defines_it => diags.push(pack.at(
+                &at("rule"),
+                format!(
+                    "override of `{}`: this pack defines that rule itself (use `replace`)",
+                    o.rule
+                ),
+            )),
             _ => {}
         }
     }
@@ -800,10 +803,7 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
         if !is_pack_id(&prof.id) {
             diags.push(p.at(
                 &at("id"),
-                format!(
-                    "profile id `{}` must consist of a-z, 0-9 and `-`",
-                    prof.id
-                ),
+                format!("profile id `{}` must consist of a-z, 0-9 and `-`", prof.id),
             ));
         }
         if !is_version(&prof.version) {
@@ -838,7 +838,8 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
                     format!("`{r}` is not a pack reference (`pack-id@version`)"),
                 )),
                 Some((id, _)) => {
-                    if !known.contains_key(r.as_str()) {
+                    // A pack whose pack.yaml failed to load has its own diagnostic.
+                    if !known.contains_key(r.as_str()) && !tree.failed.contains(r) {
                         diags.push(p.at_value(
                             &path,
                             format!(

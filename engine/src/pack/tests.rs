@@ -76,9 +76,21 @@ fn good_tree(root: &Path) {
         &pack_yaml("p", "1.0", &["patterns/main.yaml"], ""),
     );
     write(root, "p/1.0/patterns/main.yaml", GOOD_PATTERN);
-    write(root, "p/1.0/fixtures/ok.xml", "<Doc xmlns='urn:test:doc'><Line/></Doc>");
-    write(root, "p/1.0/fixtures/bad.xml", "<Doc xmlns='urn:test:doc'/>");
-    write(root, "profiles.yaml", &profiles_yaml(&[("prof", "1", &["p@1.0"])]));
+    write(
+        root,
+        "p/1.0/fixtures/ok.xml",
+        "<Doc xmlns='urn:test:doc'><Line/></Doc>",
+    );
+    write(
+        root,
+        "p/1.0/fixtures/bad.xml",
+        "<Doc xmlns='urn:test:doc'/>",
+    );
+    write(
+        root,
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &["p@1.0"])]),
+    );
 }
 
 #[test]
@@ -198,7 +210,12 @@ fn missing_pattern_file_points_at_the_entry() {
     let file = write(
         dir.path(),
         "p/1.0/pack.yaml",
-        &pack_yaml("p", "1.0", &["patterns/main.yaml", "patterns/nope.yaml"], ""),
+        &pack_yaml(
+            "p",
+            "1.0",
+            &["patterns/main.yaml", "patterns/nope.yaml"],
+            "",
+        ),
     );
     let (_, diags) = load(dir.path());
     let d = only(&diags);

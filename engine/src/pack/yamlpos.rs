@@ -72,9 +72,7 @@ impl PosTree {
         if parser.load(&mut builder, false).is_err() {
             return PosTree { root: None };
         }
-        PosTree {
-            root: builder.root,
-        }
+        PosTree { root: builder.root }
     }
 
     /// Position of the node at `path`: for a final `Key` segment, the key itself; for an
@@ -257,7 +255,13 @@ mod tests {
             Seg::Key("fail"),
             Seg::Index(0),
         ]);
-        assert_eq!(p, Pos { line: 10, column: 42 });
+        assert_eq!(
+            p,
+            Pos {
+                line: 10,
+                column: 43
+            }
+        );
         assert_eq!(
             t.scalar(&[
                 Seg::Key("rules"),

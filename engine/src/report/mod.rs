@@ -199,12 +199,7 @@ mod tests {
                 information: 1
             }
         );
-        let r = Report::new(
-            "x@1".into(),
-            vec![],
-            vec![finding("A", Severity::Fatal)],
-            5,
-        );
+        let r = Report::new("x@1".into(), vec![], vec![finding("A", Severity::Fatal)], 5);
         assert_eq!(r.verdict, Verdict::Invalid);
     }
 

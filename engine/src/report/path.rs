@@ -185,13 +185,19 @@ mod tests {
   <c:InvoiceLine><cbc:ID>a</cbc:ID></c:InvoiceLine>
   <c:InvoiceLine><cbc:Note>n</cbc:Note><cbc:ID>b</cbc:ID><cbc:Amount currencyID="EUR">1</cbc:Amount></c:InvoiceLine>
   <x:Ext/><x:Ext/>
-  <plain/>
+  <plain xmlns=""/>
 </Invoice>"#;
 
     fn prefixes() -> PrefixMap {
         PrefixMap::new([
-            ("ubl", "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"),
-            ("cbc", "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"),
+            (
+                "ubl",
+                "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
+            ),
+            (
+                "cbc",
+                "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
+            ),
             (
                 "cac",
                 "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
@@ -238,7 +244,10 @@ mod tests {
             "/ubl:Invoice/cac:InvoiceLine[2]/cbc:Amount/@currencyID"
         );
         // Unknown to the pack: the document's prefix; no namespace: the bare name.
-        assert_eq!(b.path(find(&doc, "urn:other", "Ext", 1), &p), "/ubl:Invoice/x:Ext[2]");
+        assert_eq!(
+            b.path(find(&doc, "urn:other", "Ext", 1), &p),
+            "/ubl:Invoice/x:Ext[2]"
+        );
         assert_eq!(b.path(find(&doc, "", "plain", 0), &p), "/ubl:Invoice/plain");
         let loc = b.location(attr, &p);
         assert_eq!(loc.line, 7);

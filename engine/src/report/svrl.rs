@@ -14,9 +14,9 @@ const SVRL_NS: &str = "http://purl.oclc.org/dsdl/svrl";
 pub fn to_svrl(report: &Report, rules: Option<&RuleSet>) -> String {
     let mut out = String::new();
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<svrl:schematron-output xmlns:svrl=\"{SVRL_NS}\" title=\"{}\" schemaVersion=\"{}\">\n",
+        "<svrl:schematron-output xmlns:svrl=\"{SVRL_NS}\" title=\"{}\" schemaVersion=\"{}\">",
         attr(&format!("invex {}", report.profile)),
         attr(&report.rules_version.join(" "))
     );
@@ -58,7 +58,7 @@ fn write_with_rules(out: &mut String, report: &Report, rules: &RuleSet) {
             if let Some(title) = &pattern.title {
                 let _ = write!(out, " name=\"{}\"", attr(title));
             }
-            let _ = writeln!(out, " documents=\"{}\"/>", attr(&pack_ref));
+            out.push_str("/>\n");
             for rule in &pattern.rules {
                 let mut fired = false;
                 for (i, f) in report.findings.iter().enumerate() {
@@ -119,8 +119,8 @@ fn write_by_pack(out: &mut String, report: &Report) {
         for p in &report.rules_version {
             let _ = writeln!(
                 out,
-                "  <svrl:active-pattern id=\"{}\" documents=\"{}\"/>",
-                attr(p),
+                "  <svrl:active-pattern id=\"{}\" name=\"{}\"/>",
+                attr(&pattern_id(p)),
                 attr(p)
             );
         }
@@ -129,8 +129,8 @@ fn write_by_pack(out: &mut String, report: &Report) {
     for p in packs {
         let _ = writeln!(
             out,
-            "  <svrl:active-pattern id=\"{}\" documents=\"{}\"/>",
-            attr(p),
+            "  <svrl:active-pattern id=\"{}\" name=\"{}\"/>",
+            attr(&pattern_id(p)),
             attr(p)
         );
         let _ = writeln!(out, "  <svrl:fired-rule context=\"/\"/>");
@@ -138,6 +138,11 @@ fn write_by_pack(out: &mut String, report: &Report) {
             write_finding(out, f, false, "");
         }
     }
+}
+
+/// A pack reference as an xs:ID-like token (`en16931-ubl@1.3.16` → `en16931-ubl_1.3.16`).
+fn pattern_id(pack: &str) -> String {
+    pack.replace('@', "_")
 }
 
 fn write_finding(out: &mut String, f: &Finding, is_report: bool, test: &str) {
@@ -250,7 +255,9 @@ mod tests {
         loop {
             match reader.read_event().expect("well-formed SVRL") {
                 quick_xml::events::Event::Eof => break,
-                quick_xml::events::Event::Start(e) if e.name().as_ref() == b"svrl:failed-assert" => {
+                quick_xml::events::Event::Start(e)
+                    if e.name().as_ref() == b"svrl:failed-assert" =>
+                {
                     failed += 1;
                     let loc = e
                         .try_get_attribute("location")

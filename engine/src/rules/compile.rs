@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use crate::pack::yamlpos::{Pos, Seg};
 use crate::pack::{
-    self, Diagnostic, LetDef, LoadError, OverrideAction, PackSource, ProfileDef, Source,
-    SourceTree,
+    self, Diagnostic, LetDef, LoadError, OverrideAction, PackSource, ProfileDef, Source, SourceTree,
 };
 use crate::report::PrefixMap;
 use crate::xpath::{self, CompileError, StaticContext};
@@ -32,7 +31,10 @@ fn xpath_message(what: &str, src: &str, e: &CompileError) -> String {
             "invalid XPath in `{what}`: {} (at offset {off} of `{src_one_line}`)",
             e.message
         ),
-        None => format!("invalid XPath in `{what}`: {} (in `{src_one_line}`)", e.message),
+        None => format!(
+            "invalid XPath in `{what}`: {} (in `{src_one_line}`)",
+            e.message
+        ),
     }
 }
 
@@ -153,8 +155,18 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
                         remediation: c.remediation.as_ref().map(|r| r.trim().to_string()),
                         business_terms: c.business_terms.clone(),
                         owner: c.owner.clone(),
-                        fixtures_pass: c.fixtures.pass.iter().map(|f| fixtures_dir.join(f)).collect(),
-                        fixtures_fail: c.fixtures.fail.iter().map(|f| fixtures_dir.join(f)).collect(),
+                        fixtures_pass: c
+                            .fixtures
+                            .pass
+                            .iter()
+                            .map(|f| fixtures_dir.join(f))
+                            .collect(),
+                        fixtures_fail: c
+                            .fixtures
+                            .fail
+                            .iter()
+                            .map(|f| fixtures_dir.join(f))
+                            .collect(),
                         pos: source_pos(&p.file, p.positions.locate(&at("id"))),
                         test_pos: source_pos(&p.file, p.positions.locate(&at("test"))),
                     });
@@ -189,9 +201,11 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
             flag: o.flag,
             pos: source_pos(
                 &src.pack.file,
-                src.pack
-                    .positions
-                    .locate(&[Seg::Key("overrides"), Seg::Index(i), Seg::Key("rule")]),
+                src.pack.positions.locate(&[
+                    Seg::Key("overrides"),
+                    Seg::Index(i),
+                    Seg::Key("rule"),
+                ]),
             ),
         })
         .collect();
@@ -228,20 +242,7 @@ pub fn build_ruleset(
     packs: Vec<Arc<CompiledPack>>,
 ) -> Result<RuleSet, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let mut layers: Vec<Layer> = packs
-        .into_iter()
-        .map(|pack| {
-            let mut effective = vec![None; pack.check_count];
-            for (_, _, c) in pack.checks() {
-                effective[c.index] = Some(c.flag);
-            }
-            Layer {
-                reference: pack.reference(),
-                pack,
-                effective,
-            }
-        })
-        .collect();
+    let mut layers: Vec<Layer> = packs.into_iter().map(Layer::new).collect();
     for k in 1..layers.len() {
         let (lower, upper) = layers.split_at_mut(k);
         let upper = &upper[0];
@@ -287,6 +288,9 @@ pub fn build_ruleset(
     }
     if !diags.is_empty() {
         return Err(diags);
+    }
+    for layer in &mut layers {
+        layer.finish();
     }
     Ok(RuleSet {
         profile,

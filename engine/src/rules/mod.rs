@@ -206,6 +206,48 @@ pub struct Layer {
     pub reference: String,
     /// Effective flag per check index; `None` when a higher pack disabled or replaced it.
     pub effective: Vec<Option<Severity>>,
+    /// Per pattern, per rule: (position in the rule's checks, flag) of the active checks.
+    active: Vec<Vec<Vec<(usize, Severity)>>>,
+}
+
+impl Layer {
+    /// A layer with every check at its own flag.
+    fn new(pack: Arc<CompiledPack>) -> Layer {
+        let mut effective = vec![None; pack.check_count];
+        for (_, _, c) in pack.checks() {
+            effective[c.index] = Some(c.flag);
+        }
+        let mut layer = Layer {
+            reference: pack.reference(),
+            pack,
+            effective,
+            active: Vec::new(),
+        };
+        layer.finish();
+        layer
+    }
+
+    /// Recompute the active checks after `effective` changed.
+    fn finish(&mut self) {
+        let effective = &self.effective;
+        self.active = self
+            .pack
+            .patterns
+            .iter()
+            .map(|p| {
+                p.rules
+                    .iter()
+                    .map(|r| {
+                        r.checks
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(i, c)| effective[c.index].map(|f| (i, f)))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+    }
 }
 
 /// The compiled packs of a profile, ready to validate documents. `Send + Sync`.
@@ -233,18 +275,10 @@ impl RuleSet {
     /// A rule set of one pack alone (its overrides, which concern lower packs, are not
     /// applied). Used to run a pack's fixtures.
     pub fn single(pack: Arc<CompiledPack>) -> RuleSet {
-        let mut effective = vec![None; pack.check_count];
-        for (_, _, c) in pack.checks() {
-            effective[c.index] = Some(c.flag);
-        }
         RuleSet {
             profile: pack.reference(),
             title: Some(pack.title.clone()),
-            layers: vec![Layer {
-                reference: pack.reference(),
-                pack,
-                effective,
-            }],
+            layers: vec![Layer::new(pack)],
         }
     }
 
@@ -375,25 +409,22 @@ impl<'d> Run<'d> {
                 }
             }
         }
-        for pattern in &pack.patterns {
+        for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
             let shadowing = pattern.rules.len() > 1;
-            for rule in &pattern.rules {
-                let active: Vec<(&CompiledCheck, Severity)> = rule
-                    .checks
-                    .iter()
-                    .filter_map(|c| layer.effective[c.index].map(|f| (c, f)))
-                    .collect();
+            let last = pattern.rules.len().saturating_sub(1);
+            for (ri, (rule, active)) in pattern.rules.iter().zip(active_rules).enumerate() {
                 // A rule without active checks still claims its nodes (Schematron: the
-                // rule matched), unless nothing after it in the pattern could care.
-                if active.is_empty() && !shadowing {
+                // rule matched) when a later rule of the pattern could match them.
+                let claims = shadowing && ri < last;
+                if active.is_empty() && !claims {
                     continue;
                 }
                 let nodes = match ev.select_nodes(&rule.context, root) {
                     Ok(n) => n,
                     Err(e) => {
                         let at = doc.document_element();
-                        for (c, _) in &active {
-                            self.engine_error(layer, at, &c.id, Some("context"), &e);
+                        for &(i, _) in active {
+                            self.engine_error(layer, at, &rule.checks[i].id, Some("context"), &e);
                         }
                         continue;
                     }
@@ -402,10 +433,9 @@ impl<'d> Run<'d> {
                     if shadowing && !self.claimed.claim(node) {
                         continue;
                     }
-                    if active.is_empty() {
-                        continue;
+                    if !active.is_empty() {
+                        self.rule_at(layer, &mut ev, rule, active, node);
                     }
-                    self.rule_at(layer, &mut ev, rule, &active, node);
                 }
             }
             self.claimed.reset();
@@ -417,7 +447,7 @@ impl<'d> Run<'d> {
         layer: &Layer,
         ev: &mut Evaluator<'_>,
         rule: &CompiledRule,
-        active: &[(&CompiledCheck, Severity)],
+        active: &[(usize, Severity)],
         node: NodeId,
     ) {
         for l in &rule.lets {
@@ -425,14 +455,15 @@ impl<'d> Run<'d> {
                 Ok(v) => ev.set_variable(l.slot, v),
                 Err(e) => {
                     let what = format!("let ${}", l.name);
-                    for (c, _) in active {
-                        self.engine_error(layer, node, &c.id, Some(&what), &e);
+                    for &(i, _) in active {
+                        self.engine_error(layer, node, &rule.checks[i].id, Some(&what), &e);
                     }
                     return;
                 }
             }
         }
-        for &(c, flag) in active {
+        for &(i, flag) in active {
+            let c = &rule.checks[i];
             match ev.eval_boolean(&c.test, node) {
                 Ok(v) => {
                     if c.fires(v) {

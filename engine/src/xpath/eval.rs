@@ -4,8 +4,8 @@ use std::collections::HashMap;
 
 use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
 use super::value::{
-    arithmetic, atomize, atomize_item, effective_boolean, err, general_pair, negate,
-    value_compare, Atomic, AtomicType, Item, Sequence,
+    arithmetic, atomize, atomize_item, effective_boolean, err, general_pair, negate, value_compare,
+    Atomic, AtomicType, Item, Sequence,
 };
 use super::EvalError;
 use crate::document::{Document, NameId, NodeId, NodeKind};
@@ -73,7 +73,10 @@ impl<'d> State<'d> {
             Ir::Root => match f.item {
                 Item::Node(_) => vec![Item::Node(self.doc.root())],
                 Item::Atomic(_) => {
-                    return Err(err("XPTY0020", "the context item is not a node (path from /)"))
+                    return Err(err(
+                        "XPTY0020",
+                        "the context item is not a node (path from /)",
+                    ))
                 }
             },
             Ir::Global(s) => self.globals[*s as usize].clone(),
@@ -148,8 +151,14 @@ impl<'d> State<'d> {
                         v.dedup();
                         v
                     }
-                    SetOp::Intersect => x.into_iter().filter(|n| y.binary_search(n).is_ok()).collect(),
-                    SetOp::Except => x.into_iter().filter(|n| y.binary_search(n).is_err()).collect(),
+                    SetOp::Intersect => x
+                        .into_iter()
+                        .filter(|n| y.binary_search(n).is_ok())
+                        .collect(),
+                    SetOp::Except => x
+                        .into_iter()
+                        .filter(|n| y.binary_search(n).is_err())
+                        .collect(),
                 };
                 out.into_iter().map(Item::Node).collect()
             }
@@ -198,7 +207,12 @@ impl<'d> State<'d> {
                 let v = self.eval(e, f)?;
                 match v.as_slice() {
                     [] if *optional => Vec::new(),
-                    [] => return Err(err("XPTY0004", format!("cast of an empty sequence to {}", t.name()))),
+                    [] => {
+                        return Err(err(
+                            "XPTY0004",
+                            format!("cast of an empty sequence to {}", t.name()),
+                        ))
+                    }
                     [one] => vec![Item::Atomic(atomize_item(self.doc, one).cast(*t)?)],
                     _ => {
                         return Err(err(
@@ -211,7 +225,10 @@ impl<'d> State<'d> {
             Ir::Treat(e, t, occ) => {
                 let v = self.eval(e, f)?;
                 if !self.instance_of(&v, t, *occ) {
-                    return Err(err("XPDY0050", "treat as: the value does not match the type"));
+                    return Err(err(
+                        "XPDY0050",
+                        "treat as: the value does not match the type",
+                    ));
                 }
                 v
             }
@@ -317,7 +334,8 @@ impl<'d> State<'d> {
                 (T::AnyAtomic, Item::Atomic(_)) => true,
                 (T::Numeric, Item::Atomic(a)) => a.is_numeric(),
                 (T::Atomic(at), Item::Atomic(a)) => {
-                    a.type_of() == *at || (*at == AtomicType::Decimal && a.type_of() == AtomicType::Integer)
+                    a.type_of() == *at
+                        || (*at == AtomicType::Decimal && a.type_of() == AtomicType::Integer)
                 }
                 (T::Kind(k), Item::Node(n)) => kind_matches(self.doc, *n, *k),
                 _ => false,
@@ -332,7 +350,10 @@ impl<'d> State<'d> {
             [one] => Ok(Some(atomize_item(self.doc, one))),
             _ => Err(err(
                 "XPTY0004",
-                format!("a sequence of {} items where at most one is allowed", v.len()),
+                format!(
+                    "a sequence of {} items where at most one is allowed",
+                    v.len()
+                ),
             )),
         }
     }
@@ -352,7 +373,10 @@ impl<'d> State<'d> {
             [Item::Atomic(a)] => Ok(a.display()),
             _ => Err(err(
                 "XPTY0004",
-                format!("a sequence of {} items where at most one is allowed", v.len()),
+                format!(
+                    "a sequence of {} items where at most one is allowed",
+                    v.len()
+                ),
             )),
         }
     }
@@ -364,7 +388,10 @@ impl<'d> State<'d> {
             match it {
                 Item::Node(n) => out.push(n),
                 Item::Atomic(_) => {
-                    return Err(err("XPTY0004", "a set operator needs nodes, not atomic values"))
+                    return Err(err(
+                        "XPTY0004",
+                        "a set operator needs nodes, not atomic values",
+                    ))
                 }
             }
         }
@@ -395,7 +422,11 @@ impl<'d> State<'d> {
                     let size = seq.len();
                     let mut out = Vec::with_capacity(size);
                     for (i, it) in seq.into_iter().enumerate() {
-                        let focus = Focus { item: it, pos: i + 1, size };
+                        let focus = Focus {
+                            item: it,
+                            pos: i + 1,
+                            size,
+                        };
                         if self.eval_bool(e, &focus)? {
                             out.push(focus.item);
                         }
@@ -406,7 +437,11 @@ impl<'d> State<'d> {
                     let size = seq.len();
                     let mut out = Vec::with_capacity(size);
                     for (i, it) in seq.into_iter().enumerate() {
-                        let focus = Focus { item: it, pos: i + 1, size };
+                        let focus = Focus {
+                            item: it,
+                            pos: i + 1,
+                            size,
+                        };
                         let r = self.eval(e, &focus)?;
                         let keep = match r.as_slice() {
                             [Item::Atomic(a)] if a.is_numeric() => {
@@ -481,7 +516,11 @@ impl<'d> State<'d> {
                     if let Item::Atomic(_) = it {
                         return Err(err("XPTY0019", "a path step applied to an atomic value"));
                     }
-                    let focus = Focus { item: it, pos: i + 1, size };
+                    let focus = Focus {
+                        item: it,
+                        pos: i + 1,
+                        size,
+                    };
                     out.extend(self.eval(e, &focus)?);
                 }
                 let nodes = out.iter().filter(|i| matches!(i, Item::Node(_))).count();
@@ -605,16 +644,9 @@ impl<'d> State<'d> {
                     ancestors.push(m);
                     p = doc.parent(m);
                 }
-                out.extend(
-                    (0..n.0)
-                        .rev()
-                        .map(NodeId)
-                        .filter(|m| {
-                            doc.kind(*m) != NodeKind::Attribute
-                                && !ancestors.contains(m)
-                                && matches(*m)
-                        }),
-                );
+                out.extend((0..n.0).rev().map(NodeId).filter(|m| {
+                    doc.kind(*m) != NodeKind::Attribute && !ancestors.contains(m) && matches(*m)
+                }));
             }
         }
         out
@@ -633,11 +665,15 @@ fn node_test(
         NodeTest::AnyName => doc.kind(m) == principal,
         NodeTest::Namespace(ns) => {
             doc.kind(m) == principal
-                && doc.name(m).is_some_and(|id| doc.qname(id).namespace == ns.as_ref())
+                && doc
+                    .name(m)
+                    .is_some_and(|id| doc.qname(id).namespace == ns.as_ref())
         }
         NodeTest::LocalName(l) => {
             doc.kind(m) == principal
-                && doc.name(m).is_some_and(|id| doc.qname(id).local == l.as_ref())
+                && doc
+                    .name(m)
+                    .is_some_and(|id| doc.qname(id).local == l.as_ref())
         }
         NodeTest::Kind(k) => kind_matches(doc, m, *k),
         NodeTest::KindNamed(k, _) => kind_matches(doc, m, *k) && doc.name(m) == name,
@@ -674,7 +710,10 @@ fn single_node(v: &[Item]) -> R<Option<NodeId>> {
     match v {
         [] => Ok(None),
         [Item::Node(n)] => Ok(Some(*n)),
-        _ => Err(err("XPTY0004", "a node comparison needs one node on each side")),
+        _ => Err(err(
+            "XPTY0004",
+            "a node comparison needs one node on each side",
+        )),
     }
 }
 

@@ -71,7 +71,10 @@ impl FallbackDoc {
         let xml: Arc<str> = Arc::from(serialize(doc));
         let mut h = DefaultHasher::new();
         xml.hash(&mut h);
-        let fd = FallbackDoc { xml, hash: h.finish() };
+        let fd = FallbackDoc {
+            xml,
+            hash: h.finish(),
+        };
         with_cache(|cache| cache.doc_index(&fd, doc).map(|_| ()))?;
         Ok(fd)
     }
@@ -115,10 +118,16 @@ pub(crate) fn evaluate(
         let mut vars = Variables::new();
         for (name, value) in variables {
             let seq = to_xee_sequence(cache, di, value)?;
-            vars.insert(OwnedName::new(name.clone(), String::new(), String::new()), seq);
+            vars.insert(
+                OwnedName::new(name.clone(), String::new(), String::new()),
+                seq,
+            );
         }
         let loaded = &mut cache.docs[di];
-        let ctx = *loaded.to_xot.get(context.0 as usize).ok_or_else(|| foreign_node(context))?;
+        let ctx = *loaded
+            .to_xot
+            .get(context.0 as usize)
+            .ok_or_else(|| foreign_node(context))?;
         let result = query
             .execute_build_context(&mut loaded.documents, |b| {
                 b.context_node(ctx);
@@ -274,7 +283,9 @@ fn map_nodes(doc: &Document, xot: &Xot, xroot: xot::Node) -> Result<NodeMaps, Ev
             let mut xattrs = xot.attribute_nodes(theirs);
             for a in doc.attributes(ours) {
                 let a = NodeId(a);
-                let xa = xattrs.next().ok_or_else(|| mismatch(a, "missing attribute"))?;
+                let xa = xattrs
+                    .next()
+                    .ok_or_else(|| mismatch(a, "missing attribute"))?;
                 check_pair(doc, xot, a, xa).map_err(|w| mismatch(a, w))?;
                 to_xot[a.0 as usize] = Some(xa);
                 from_xot.insert(xa, a);
@@ -303,7 +314,12 @@ fn map_nodes(doc: &Document, xot: &Xot, xroot: xot::Node) -> Result<NodeMaps, Ev
 }
 
 /// Same kind, same local name, same text.
-fn check_pair(doc: &Document, xot: &Xot, ours: NodeId, theirs: xot::Node) -> Result<(), &'static str> {
+fn check_pair(
+    doc: &Document,
+    xot: &Xot,
+    ours: NodeId,
+    theirs: xot::Node,
+) -> Result<(), &'static str> {
     let vt = xot.value_type(theirs);
     let kind_ok = matches!(
         (doc.kind(ours), vt),
@@ -312,7 +328,10 @@ fn check_pair(doc: &Document, xot: &Xot, ours: NodeId, theirs: xot::Node) -> Res
             | (NodeKind::Attribute, ValueType::Attribute)
             | (NodeKind::Text, ValueType::Text)
             | (NodeKind::Comment, ValueType::Comment)
-            | (NodeKind::ProcessingInstruction, ValueType::ProcessingInstruction)
+            | (
+                NodeKind::ProcessingInstruction,
+                ValueType::ProcessingInstruction
+            )
     );
     if !kind_ok {
         return Err("different node kind");
@@ -331,10 +350,8 @@ fn check_pair(doc: &Document, xot: &Xot, ours: NodeId, theirs: xot::Node) -> Res
                 }
             }
         }
-        ValueType::Text => {
-            if xot.text_str(theirs) != Some(doc.text(ours)) {
-                return Err("different text");
-            }
+        ValueType::Text if xot.text_str(theirs) != Some(doc.text(ours)) => {
+            return Err("different text");
         }
         _ => {}
     }
@@ -404,11 +421,13 @@ fn to_xee_atomic(
 fn from_xee_item(loaded: &Loaded, item: &xee_xpath::Item) -> Result<Item, EvalError> {
     use xee_xpath::Atomic as X;
     Ok(match item {
-        xee_xpath::Item::Node(n) => Item::Node(*loaded.from_xot.get(n).ok_or_else(|| EvalError {
-            code: "XPTY0004".into(),
-            message: "xee-xpath returned a node invex does not model (e.g. a namespace node)"
-                .into(),
-        })?),
+        xee_xpath::Item::Node(n) => {
+            Item::Node(*loaded.from_xot.get(n).ok_or_else(|| EvalError {
+                code: "XPTY0004".into(),
+                message:
+                    "xee-xpath returned a node invex does not model (e.g. a namespace node)".into(),
+            })?)
+        }
         xee_xpath::Item::Function(_) => {
             return Err(EvalError {
                 code: "XPTY0004".into(),
@@ -428,7 +447,9 @@ fn from_xee_item(loaded: &Loaded, item: &xee_xpath::Item) -> Result<Item, EvalEr
             X::Date(_) => {
                 let s = canonical(loaded, a)?;
                 Atomic::Date(lexical::parse_date(&s).ok_or_else(|| {
-                    generic(format!("xee-xpath returned the date '{s}' invex cannot read"))
+                    generic(format!(
+                        "xee-xpath returned the date '{s}' invex cannot read"
+                    ))
                 })?)
             }
             other => Atomic::String(Arc::from(canonical(loaded, other)?.as_str())),
@@ -439,7 +460,8 @@ fn from_xee_item(loaded: &Loaded, item: &xee_xpath::Item) -> Result<Item, EvalEr
 /// The canonical lexical form of an xee atomic value.
 fn canonical(loaded: &Loaded, a: &xee_xpath::Atomic) -> Result<String, EvalError> {
     let seq: xee_xpath::Sequence = xee_xpath::Item::Atomic(a.clone()).into();
-    seq.string_value(loaded.documents.xot()).map_err(|e| xee_error(&e))
+    seq.string_value(loaded.documents.xot())
+        .map_err(|e| xee_error(&e))
 }
 
 // ----- errors -------------------------------------------------------------------------
@@ -457,7 +479,9 @@ fn foreign_node(n: NodeId) -> EvalError {
 
 fn is_xpath_code(code: &str) -> bool {
     let b = code.as_bytes();
-    b.len() == 8 && b[..4].iter().all(u8::is_ascii_uppercase) && b[4..].iter().all(u8::is_ascii_digit)
+    b.len() == 8
+        && b[..4].iter().all(u8::is_ascii_uppercase)
+        && b[4..].iter().all(u8::is_ascii_digit)
 }
 
 fn xee_error(e: &xee_xpath::error::ErrorValue) -> EvalError {
@@ -660,29 +684,41 @@ fn push_name(out: &mut String, prefix: &str, local: &str) {
 }
 
 fn escape_text(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
+    escape(out, s, false);
 }
 
 fn escape_attribute(out: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '"' => out.push_str("&quot;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
+    escape(out, s, true);
+}
+
+/// Escape markup characters (and, in attribute values, the whitespace characters that
+/// attribute-value normalisation would otherwise turn into spaces); runs of plain text
+/// are copied in one piece.
+fn escape(out: &mut String, s: &str, attribute: bool) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let replacement = match bytes[i] {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' if !attribute => "&gt;",
+            b'"' if attribute => "&quot;",
+            b'\t' if attribute => "&#9;",
+            b'\n' if attribute => "&#10;",
+            b'\r' => "&#13;",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // Only ASCII bytes are replaced, so both slices end on character boundaries.
+        out.push_str(&s[start..i]);
+        out.push_str(replacement);
+        i += 1;
+        start = i;
     }
+    out.push_str(&s[start..]);
 }
 
 #[cfg(test)]
@@ -767,6 +803,44 @@ mod tests {
             .collect()
     }
 
+    /// xee-xpath 0.1.5 quirks the differential test steers around (see
+    /// tests/differential.rs). When an upgrade fixes one, this test says so: drop the
+    /// corresponding restriction from the generator.
+    #[test]
+    fn known_xee_quirks() {
+        let doc = Document::parse(UBL.as_bytes()).unwrap();
+        let line2 = elements_named(&doc, "InvoiceLine")[1];
+        let line1 = elements_named(&doc, "InvoiceLine")[0];
+        let at = |src: &str, ctx: NodeId| run(&doc, src, ctx);
+        // A one-step reverse-axis path comes back in reverse document order.
+        let r = at("preceding-sibling::*", line2).unwrap();
+        let ids = nodes(&r);
+        assert!(ids.windows(2).all(|w| w[0] > w[1]), "{ids:?}");
+        // A predicate selecting two or more nodes raises XPTY0004.
+        assert_eq!(
+            at("/*[cac:InvoiceLine]", line1).unwrap_err().code,
+            "XPTY0004"
+        );
+        // `lt` with NaN is true.
+        let r = at("1 lt number('x')", line1).unwrap();
+        assert!(matches!(
+            r.as_slice(),
+            [Item::Atomic(Atomic::Boolean(true))]
+        ));
+        // No whitespace stripping in casts to xs:decimal / xs:integer / xs:boolean.
+        assert_eq!(at("xs:decimal(' 1 ')", line1).unwrap_err().code, "FORG0001");
+        // processing-instruction('name') matches nothing.
+        let r = at("count(//processing-instruction('invex-pi'))", line1).unwrap();
+        assert!(matches!(r.as_slice(), [Item::Atomic(Atomic::Integer(0))]));
+        // Doubles are written with 16 significant digits, not the shortest round trip.
+        let Atomic::String(s) = one(&doc, "string(1 div 17e0)") else {
+            panic!()
+        };
+        assert_eq!(&*s, "0.0588235294117647");
+        // Zero-argument string-length() on an element raises XPTY0004 (architecture.md).
+        assert_eq!(at("string-length()", line1).unwrap_err().code, "XPTY0004");
+    }
+
     #[test]
     fn fallback_doc_is_send_and_sync() {
         fn check<T: Send + Sync>() {}
@@ -838,10 +912,15 @@ mod tests {
             panic!()
         };
         assert_eq!(&*s, "en");
-        let Atomic::String(s) = one(&doc, "string(//processing-instruction('invex-pi'))") else {
+        // (xee 0.1.5 does not match a named test `processing-instruction('invex-pi')`.)
+        let Atomic::String(s) = one(&doc, "string(//processing-instruction())") else {
             panic!()
         };
         assert_eq!(&*s, "some data");
+        let Atomic::String(s) = one(&doc, "name(//processing-instruction())") else {
+            panic!()
+        };
+        assert_eq!(&*s, "invex-pi");
         let Atomic::String(s) = one(&doc, "string(/comment())") else {
             panic!()
         };
@@ -856,8 +935,14 @@ mod tests {
     #[test]
     fn atomic_results_by_type() {
         let doc = Document::parse(UBL.as_bytes()).unwrap();
-        assert!(matches!(one(&doc, "count(//cac:InvoiceLine) = 2"), Atomic::Boolean(true)));
-        assert!(matches!(one(&doc, "count(//cac:InvoiceLine)"), Atomic::Integer(2)));
+        assert!(matches!(
+            one(&doc, "count(//cac:InvoiceLine) = 2"),
+            Atomic::Boolean(true)
+        ));
+        assert!(matches!(
+            one(&doc, "count(//cac:InvoiceLine)"),
+            Atomic::Integer(2)
+        ));
         let Atomic::Decimal(d) = one(&doc, "sum(//cbc:LineExtensionAmount/xs:decimal(.))") else {
             panic!()
         };
@@ -866,7 +951,10 @@ mod tests {
             panic!()
         };
         assert!((f - 30.3).abs() < 1e-9);
-        assert!(matches!(one(&doc, "data(//cbc:ID[1])"), Atomic::Untyped(_)));
+        assert!(matches!(
+            one(&doc, "data((//cbc:ID)[1])"),
+            Atomic::Untyped(_)
+        ));
         // Other atomic types come back as their canonical string.
         let Atomic::String(s) = one(&doc, "xs:dayTimeDuration('PT36H')") else {
             panic!()
@@ -876,7 +964,10 @@ mod tests {
         let e = run(&doc, "9223372036854775807 + 1", doc.root()).unwrap_err();
         assert_eq!(e.code, "FOAR0002");
         // Maps cannot be returned.
-        assert_eq!(run(&doc, "map { 1: 2 }", doc.root()).unwrap_err().code, "XPTY0004");
+        assert_eq!(
+            run(&doc, "map { 1: 2 }", doc.root()).unwrap_err().code,
+            "XPTY0004"
+        );
     }
 
     #[test]
@@ -891,7 +982,10 @@ mod tests {
         let [Item::Atomic(Atomic::Date(next))] = r.as_slice() else {
             panic!("{r:?}")
         };
-        assert_eq!(next.date, chrono::NaiveDate::from_ymd_opt(2024, 3, 2).unwrap());
+        assert_eq!(
+            next.date,
+            chrono::NaiveDate::from_ymd_opt(2024, 3, 2).unwrap()
+        );
     }
 
     #[test]
@@ -900,7 +994,10 @@ mod tests {
         let lines = elements_named(&doc, "InvoiceLine");
         let vars = vec![
             ("s".to_string(), vec![Item::Atomic(Atomic::string("ab"))]),
-            ("u".to_string(), vec![Item::Atomic(Atomic::Untyped("10".into()))]),
+            (
+                "u".to_string(),
+                vec![Item::Atomic(Atomic::Untyped("10".into()))],
+            ),
             ("b".to_string(), vec![Item::Atomic(Atomic::Boolean(true))]),
             ("i".to_string(), vec![Item::Atomic(Atomic::Integer(3))]),
             (
@@ -908,7 +1005,10 @@ mod tests {
                 vec![Item::Atomic(Atomic::Decimal("0.1".parse().unwrap()))],
             ),
             ("f".to_string(), vec![Item::Atomic(Atomic::Double(0.5))]),
-            ("lines".to_string(), lines.iter().map(|&n| Item::Node(n)).collect()),
+            (
+                "lines".to_string(),
+                lines.iter().map(|&n| Item::Node(n)).collect(),
+            ),
             // Shadowed by the later binding of the same name.
             ("x".to_string(), vec![Item::Atomic(Atomic::Integer(1))]),
             ("x".to_string(), vec![Item::Atomic(Atomic::Integer(2))]),
@@ -964,8 +1064,15 @@ mod tests {
         std::thread::scope(|s| {
             s.spawn(|| {
                 let mut fd = fd;
-                let r = evaluate(&mut fd, &doc, "count(//cac:InvoiceLine)", &ns(), &[], doc.root())
-                    .unwrap();
+                let r = evaluate(
+                    &mut fd,
+                    &doc,
+                    "count(//cac:InvoiceLine)",
+                    &ns(),
+                    &[],
+                    doc.root(),
+                )
+                .unwrap();
                 assert!(matches!(r.as_slice(), [Item::Atomic(Atomic::Integer(2))]));
             });
         });

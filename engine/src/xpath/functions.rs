@@ -11,8 +11,8 @@ use rust_decimal::Decimal;
 use super::eval::{Focus, State};
 use super::ir::Ir;
 use super::value::{
-    atomic_equal, atomize, atomize_item, err, round_half_up, sum, value_compare,
-    ArithOp, Atomic, AtomicType, CompOp, Item, Sequence,
+    atomic_equal, atomize, atomize_item, err, round_half_up, sum, value_compare, ArithOp, Atomic,
+    AtomicType, CompOp, Item, Sequence,
 };
 use super::{xsd_regex, EvalError};
 use crate::checks;
@@ -149,9 +149,14 @@ fn regex(pattern: &str, flags: &str) -> R<Arc<Regex>> {
     if let Some(r) = REGEXES.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(r);
     }
-    let translated = xsd_regex::translate(pattern, flags).map_err(|e| err(e.code(), e.to_string()))?;
-    let re = Regex::new(&translated)
-        .map_err(|e| err("FORX0002", format!("invalid regular expression '{pattern}': {e}")))?;
+    let translated =
+        xsd_regex::translate(pattern, flags).map_err(|e| err(e.code(), e.to_string()))?;
+    let re = Regex::new(&translated).map_err(|e| {
+        err(
+            "FORX0002",
+            format!("invalid regular expression '{pattern}': {e}"),
+        )
+    })?;
     let re = Arc::new(re);
     REGEXES.with(|c| {
         let mut c = c.borrow_mut();
@@ -224,7 +229,10 @@ impl<'d> State<'d> {
                 Atomic::Integer(i) => Ok(i),
                 _ => Err(err("XPTY0004", "expected an integer")),
             },
-            None => Err(err("XPTY0004", "expected an integer, got an empty sequence")),
+            None => Err(err(
+                "XPTY0004",
+                "expected an integer, got an empty sequence",
+            )),
         }
     }
 
@@ -272,7 +280,11 @@ impl<'d> State<'d> {
                     best = Some(match best {
                         None => a,
                         Some(cur) => {
-                            let op = if func == Func::Min { CompOp::Lt } else { CompOp::Gt };
+                            let op = if func == Func::Min {
+                                CompOp::Lt
+                            } else {
+                                CompOp::Gt
+                            };
                             if value_compare(op, &a, &cur)? {
                                 a
                             } else {
@@ -332,7 +344,10 @@ impl<'d> State<'d> {
             Func::String => s(&self.str_arg(args, 0, f)?),
             Func::Data => {
                 let v = self.eval(&args[0], f)?;
-                atomize(self.doc, &v).into_iter().map(Item::Atomic).collect()
+                atomize(self.doc, &v)
+                    .into_iter()
+                    .map(Item::Atomic)
+                    .collect()
             }
             Func::NormalizeSpace => s(&xs_normalize_space(&self.str_arg(args, 0, f)?)),
             Func::StringLength => int(self.str_arg(args, 0, f)?.chars().count() as i64),
@@ -460,7 +475,9 @@ impl<'d> State<'d> {
                 if a.is_empty() {
                     return Ok(Vec::new());
                 }
-                re.split(&a).map(|t| Item::Atomic(Atomic::string(t))).collect()
+                re.split(&a)
+                    .map(|t| Item::Atomic(Atomic::string(t)))
+                    .collect()
             }
             Func::StringToCodepoints => self
                 .str_arg(args, 0, f)?
@@ -476,7 +493,12 @@ impl<'d> State<'d> {
                     };
                     match u32::try_from(i).ok().and_then(char::from_u32) {
                         Some(c) => out.push(c),
-                        None => return Err(err("FOCH0001", format!("{i} is not a valid XML character"))),
+                        None => {
+                            return Err(err(
+                                "FOCH0001",
+                                format!("{i} is not a valid XML character"),
+                            ))
+                        }
                     }
                 }
                 s(&out)
@@ -594,7 +616,10 @@ impl<'d> State<'d> {
                         Func::ZeroOrOne => "FORG0003",
                         _ => "FORG0004",
                     };
-                    return Err(err(code, format!("{}() got {} items", func.name(), v.len())));
+                    return Err(err(
+                        code,
+                        format!("{}() got {} items", func.name(), v.len()),
+                    ));
                 }
                 v
             }
@@ -704,12 +729,17 @@ fn round_f64(x: f64) -> f64 {
 
 fn round_half_even(x: &Atomic, p: i64) -> Atomic {
     match x {
-        Atomic::Decimal(d) if p >= 0 => Atomic::Decimal(
-            d.round_dp_with_strategy(p.min(28) as u32, rust_decimal::RoundingStrategy::MidpointNearestEven),
-        ),
+        Atomic::Decimal(d) if p >= 0 => Atomic::Decimal(d.round_dp_with_strategy(
+            p.min(28) as u32,
+            rust_decimal::RoundingStrategy::MidpointNearestEven,
+        )),
         Atomic::Double(d) if p == 0 => {
             let r = d.round();
-            Atomic::Double(if (d - d.trunc()).abs() == 0.5 { 2.0 * (d / 2.0).round() } else { r })
+            Atomic::Double(if (d - d.trunc()).abs() == 0.5 {
+                2.0 * (d / 2.0).round()
+            } else {
+                r
+            })
         }
         other => other.clone(),
     }
@@ -736,5 +766,4 @@ mod tests {
         assert_eq!(xs_normalize_space("  a \t b\n"), "a b");
         assert_eq!(xs_normalize_space("a\u{a0}b"), "a\u{a0}b");
     }
-
 }

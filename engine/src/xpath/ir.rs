@@ -44,7 +44,11 @@ impl NameKey {
 
     /// Upper bound of keys handed out so far.
     pub fn count() -> usize {
-        names().lock().unwrap_or_else(|e| e.into_inner()).names.len()
+        names()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .names
+            .len()
     }
 }
 
@@ -149,7 +153,11 @@ impl CodeList {
     pub fn new(raw: &str) -> Self {
         CodeList {
             raw: raw.to_string(),
-            tokens: raw.split(' ').filter(|t| !t.is_empty()).map(Box::from).collect(),
+            tokens: raw
+                .split(' ')
+                .filter(|t| !t.is_empty())
+                .map(Box::from)
+                .collect(),
         }
     }
 
@@ -243,7 +251,12 @@ impl Ir {
             })
         }
         match self {
-            Ir::Empty | Ir::Literal(_) | Ir::ContextItem | Ir::Root | Ir::Global(_) | Ir::Local(_) => {
+            Ir::Empty
+            | Ir::Literal(_)
+            | Ir::ContextItem
+            | Ir::Root
+            | Ir::Global(_)
+            | Ir::Local(_) => {
                 vec![]
             }
             Ir::Seq(v) | Ir::Call(_, v) => v.iter_mut().collect(),
@@ -298,7 +311,12 @@ impl Ir {
             })
         }
         match self {
-            Ir::Empty | Ir::Literal(_) | Ir::ContextItem | Ir::Root | Ir::Global(_) | Ir::Local(_) => {
+            Ir::Empty
+            | Ir::Literal(_)
+            | Ir::ContextItem
+            | Ir::Root
+            | Ir::Global(_)
+            | Ir::Local(_) => {
                 vec![]
             }
             Ir::Seq(v) | Ir::Call(_, v) => v.iter().collect(),

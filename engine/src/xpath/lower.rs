@@ -56,11 +56,10 @@ impl<'a> Lowerer<'a> {
         if e.0.len() == 1 {
             return self.single(&e.0[0].value);
         }
-        let items = e
-            .0
-            .iter()
-            .map(|s| self.single(&s.value))
-            .collect::<R<Vec<_>>>()?;
+        let items =
+            e.0.iter()
+                .map(|s| self.single(&s.value))
+                .collect::<R<Vec<_>>>()?;
         Ok(Ir::Seq(items))
     }
 
@@ -609,9 +608,10 @@ fn uses_focus_size_or_position(ir: &Ir) -> bool {
         Ir::Path(start, _) => uses_focus_size_or_position(start),
         Ir::Filter(base, _) => uses_focus_size_or_position(base),
         Ir::SimpleMap(a, _) => uses_focus_size_or_position(a),
-        other => {
-            other.children().into_iter().any(uses_focus_size_or_position)
-        }
+        other => other
+            .children()
+            .into_iter()
+            .any(uses_focus_size_or_position),
     }
 }
 
@@ -705,9 +705,7 @@ fn uses_context_beyond_root(ir: &Ir) -> bool {
         Ir::Path(start, _) => uses_context_beyond_root(start),
         Ir::Filter(base, _) => uses_context_beyond_root(base),
         Ir::SimpleMap(a, _) => uses_context_beyond_root(a),
-        other => {
-            other.children().into_iter().any(uses_context_beyond_root)
-        }
+        other => other.children().into_iter().any(uses_context_beyond_root),
     }
 }
 
@@ -734,8 +732,6 @@ fn hoist(mut ir: Ir) -> Ir {
 fn mentions_root(ir: &Ir) -> bool {
     match ir {
         Ir::Root => true,
-        other => {
-            other.children().into_iter().any(mentions_root)
-        }
+        other => other.children().into_iter().any(mentions_root),
     }
 }

@@ -111,8 +111,14 @@ pub struct EvalError {
 
 #[derive(Debug)]
 enum Body {
-    Native { ir: ir::Ir, locals: u32 },
-    Fallback { reason: String, sc: Arc<StaticContext> },
+    Native {
+        ir: ir::Ir,
+        locals: u32,
+    },
+    Fallback {
+        reason: String,
+        sc: Arc<StaticContext>,
+    },
 }
 
 /// A compiled expression: plain data, `Send + Sync`, shared by every worker.
@@ -164,7 +170,12 @@ fn describe_parse_error(e: &xee_xpath_ast::ParserError, src: &str) -> String {
         P::ArityOverflow { .. } => "too many arguments".into(),
         P::IllegalFunctionInPattern { .. } => "function not allowed in a pattern".into(),
         P::ExpectedFound { span } => {
-            let near: String = src.get(span.start..).unwrap_or("").chars().take(20).collect();
+            let near: String = src
+                .get(span.start..)
+                .unwrap_or("")
+                .chars()
+                .take(20)
+                .collect();
             if near.is_empty() {
                 "unexpected end of expression".into()
             } else {
@@ -174,7 +185,11 @@ fn describe_parse_error(e: &xee_xpath_ast::ParserError, src: &str) -> String {
     }
 }
 
-fn finish(src: &str, sc: &StaticContext, xpath: &xee_xpath_ast::ast::XPath) -> Result<Expr, CompileError> {
+fn finish(
+    src: &str,
+    sc: &StaticContext,
+    xpath: &xee_xpath_ast::ast::XPath,
+) -> Result<Expr, CompileError> {
     let mut l = Lowerer::new(&sc.variables);
     match l.lower_xpath(xpath) {
         Ok(ir) => Ok(Expr {
@@ -317,7 +332,12 @@ impl<'d> Evaluator<'d> {
                     .variables
                     .iter()
                     .map(|(name, slot)| {
-                        let v = self.state.globals.get(*slot as usize).cloned().unwrap_or_default();
+                        let v = self
+                            .state
+                            .globals
+                            .get(*slot as usize)
+                            .cloned()
+                            .unwrap_or_default();
                         (name.clone(), v)
                     })
                     .collect();

@@ -115,12 +115,7 @@ impl Atomic {
 
     /// Cast to the target type with XPath 2.0 casting rules.
     pub fn cast(&self, to: AtomicType) -> Result<Atomic, EvalError> {
-        let invalid = |v: &str| {
-            err(
-                "FORG0001",
-                format!("cannot cast '{v}' to {}", to.name()),
-            )
-        };
+        let invalid = |v: &str| err("FORG0001", format!("cannot cast '{v}' to {}", to.name()));
         Ok(match (self, to) {
             (_, AtomicType::String) => Atomic::String(self.to_xs_string()),
             (_, AtomicType::Untyped) => Atomic::Untyped(self.to_xs_string()),
@@ -137,9 +132,7 @@ impl Atomic {
                 AtomicType::Double => {
                     Atomic::Double(lexical::parse_double(s).ok_or_else(|| invalid(s))?)
                 }
-                AtomicType::Date => {
-                    Atomic::Date(lexical::parse_date(s).ok_or_else(|| invalid(s))?)
-                }
+                AtomicType::Date => Atomic::Date(lexical::parse_date(s).ok_or_else(|| invalid(s))?),
                 AtomicType::String | AtomicType::Untyped => unreachable_cast(),
             },
             (Atomic::Boolean(b), AtomicType::Boolean) => Atomic::Boolean(*b),
@@ -202,7 +195,9 @@ fn unreachable_cast() -> Atomic {
 
 pub fn decimal_to_f64(d: Decimal) -> f64 {
     // Via the canonical string: exact round-to-nearest, as a cast from the lexical form.
-    lexical::format_decimal(d).parse::<f64>().unwrap_or(f64::NAN)
+    lexical::format_decimal(d)
+        .parse::<f64>()
+        .unwrap_or(f64::NAN)
 }
 
 pub fn double_to_decimal(f: f64) -> Result<Decimal, EvalError> {
@@ -453,7 +448,10 @@ pub fn arithmetic(op: ArithOp, a: &Atomic, b: &Atomic) -> Result<Atomic, EvalErr
             })
         }
         NumKind::Double => {
-            let (x, y) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
             Ok(match op {
                 ArithOp::Add => Atomic::Double(x + y),
                 ArithOp::Sub => Atomic::Double(x - y),
@@ -481,7 +479,10 @@ pub fn arithmetic(op: ArithOp, a: &Atomic, b: &Atomic) -> Result<Atomic, EvalErr
 /// Negate a numeric (untyped → double).
 pub fn negate(a: &Atomic) -> Result<Atomic, EvalError> {
     Ok(match a {
-        Atomic::Integer(i) => Atomic::Integer(i.checked_neg().ok_or_else(|| err("FOAR0002", "numeric overflow"))?),
+        Atomic::Integer(i) => Atomic::Integer(
+            i.checked_neg()
+                .ok_or_else(|| err("FOAR0002", "numeric overflow"))?,
+        ),
         Atomic::Decimal(d) => Atomic::Decimal(-*d),
         Atomic::Double(f) => Atomic::Double(-*f),
         Atomic::Untyped(_) => negate(&a.cast(AtomicType::Double)?)?,
@@ -527,7 +528,11 @@ pub fn round_half_up(a: &Atomic, precision: i64) -> Result<Atomic, EvalError> {
             } else if precision == 0 {
                 // Nearest integer, ties toward +infinity (floor(x + 0.5) misrounds
                 // 0.49999999999999994, so test the tie exactly instead).
-                let r = if f - f.floor() == 0.5 { f.ceil() } else { f.round() };
+                let r = if f - f.floor() == 0.5 {
+                    f.ceil()
+                } else {
+                    f.round()
+                };
                 Atomic::Double(if r == 0.0 && *f < 0.0 { -0.0 } else { r })
             } else {
                 // Through decimal for exactness where representable, as processors do.
@@ -587,9 +592,20 @@ mod tests {
         assert_eq!(round_half_up(&dec("-2.51"), 0).unwrap().display(), "-3");
         assert_eq!(round_half_up(&dec("1.005"), 2).unwrap().display(), "1.01");
         assert_eq!(round_half_up(&dec("-1.005"), 2).unwrap().display(), "-1");
-        assert_eq!(round_half_up(&Atomic::Double(2.5), 0).unwrap().display(), "3");
-        assert_eq!(round_half_up(&Atomic::Double(-2.5), 0).unwrap().display(), "-2");
-        assert_eq!(round_half_up(&Atomic::Double(0.49999999999999994), 0).unwrap().display(), "0");
+        assert_eq!(
+            round_half_up(&Atomic::Double(2.5), 0).unwrap().display(),
+            "3"
+        );
+        assert_eq!(
+            round_half_up(&Atomic::Double(-2.5), 0).unwrap().display(),
+            "-2"
+        );
+        assert_eq!(
+            round_half_up(&Atomic::Double(0.49999999999999994), 0)
+                .unwrap()
+                .display(),
+            "0"
+        );
     }
 
     #[test]
@@ -615,9 +631,13 @@ mod tests {
         // untyped vs untyped compares as strings
         assert!(general_pair(CompOp::Lt, &u, &Atomic::Untyped("9".into())).unwrap());
         assert_eq!(
-            general_pair(CompOp::Eq, &Atomic::Untyped("x".into()), &Atomic::Integer(1))
-                .unwrap_err()
-                .code,
+            general_pair(
+                CompOp::Eq,
+                &Atomic::Untyped("x".into()),
+                &Atomic::Integer(1)
+            )
+            .unwrap_err()
+            .code,
             "FORG0001"
         );
     }
