@@ -585,7 +585,7 @@ impl<'d> State<'d> {
                         .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m)),
                 );
             }
-            Axis::SelfAxis => {
+            Axis::Self_ => {
                 if matches(n) {
                     out.push(n)
                 }

@@ -65,7 +65,7 @@ pub enum Axis {
     Descendant,
     DescendantOrSelf,
     Attribute,
-    SelfAxis,
+    Self_,
     Parent,
     Ancestor,
     AncestorOrSelf,

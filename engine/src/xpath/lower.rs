@@ -232,7 +232,7 @@ impl<'a> Lowerer<'a> {
             ast::Axis::Descendant => Axis::Descendant,
             ast::Axis::DescendantOrSelf => Axis::DescendantOrSelf,
             ast::Axis::Attribute => Axis::Attribute,
-            ast::Axis::Self_ => Axis::SelfAxis,
+            ast::Axis::Self_ => Axis::Self_,
             ast::Axis::Parent => Axis::Parent,
             ast::Axis::Ancestor => Axis::Ancestor,
             ast::Axis::AncestorOrSelf => Axis::AncestorOrSelf,
@@ -330,10 +330,12 @@ impl<'a> Lowerer<'a> {
         let name = &f.name.value;
         let (ns, local) = (name.namespace(), name.local_name());
         // fn:root(self::node()) is what `/` parses to.
-        if ns == xee_xpath_ast::FN_NAMESPACE && local == "root" && f.arguments.len() == 1 {
-            if is_self_node(&f.arguments[0].value) {
-                return Ok(Ir::Root);
-            }
+        if ns == xee_xpath_ast::FN_NAMESPACE
+            && local == "root"
+            && f.arguments.len() == 1
+            && is_self_node(&f.arguments[0].value)
+        {
+            return Ok(Ir::Root);
         }
         // contains(' A B ', concat(' ', X, ' ')) → code-list membership.
         if ns == xee_xpath_ast::FN_NAMESPACE && local == "contains" && f.arguments.len() == 2 {
