@@ -37,19 +37,7 @@ const CBC_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicCo
 
 /// Expressions skipped because of a known bug in the NATIVE evaluator, with the reason.
 /// Each entry must name the bug; remove it once the bug is fixed.
-const KNOWN_NATIVE_BUGS: &[(&str, &str)] = &[
-    (
-        "sum(distinct-values(//cbc:Percent))",
-        "native distinct-values() turns xs:untypedAtomic into xs:string (functions.rs); \
-         the values must keep their type (F&O 3.1 example: untypedAtomic stays untypedAtomic), \
-         so sum() fails with XPTY0004 where the answer is a number",
-    ),
-    (
-        "distinct-values(//cbc:Percent) = 25",
-        "same distinct-values() bug: xs:string vs xs:integer raises XPTY0004 where untyped \
-         values would compare as numbers",
-    ),
-];
+const KNOWN_NATIVE_BUGS: &[(&str, &str)] = &[];
 
 /// Documents of the generated set (relative to the corpus directory).
 const GENERATED_DOCS: &[&str] = &[

@@ -83,6 +83,22 @@ enum RulesCommand {
         /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
         dir: Option<PathBuf>,
     },
+    /// Measure the shipped profiles against the official artefacts: VEFA unit-test pass
+    /// rate, document agreement and location paths, and every disagreement (exit 1 when
+    /// anything disagrees).
+    Conformance {
+        /// The conformance corpus (with corpus/ and expected/).
+        #[arg(long, value_name = "DIR", default_value = "../shared/conformance")]
+        corpus: PathBuf,
+        /// Profiles to measure [default: every profile with official artefacts].
+        #[arg(long = "profile", value_name = "ID")]
+        profiles: Vec<String>,
+        /// Only rules whose id starts with one of these prefixes (e.g. BR-CL-).
+        #[arg(long = "only", value_name = "PREFIX")]
+        only: Vec<String>,
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -122,19 +138,71 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Rules(RulesCommand::Lint { dir, strict }) => {
             let report = lint::lint(&rulepacks_dir(dir));
-            print!("{}", report.render());
+            emit(&report.render());
             Ok(u8::from(report.failed(strict)))
         }
         Command::Rules(RulesCommand::Test { dir }) => {
             let report = fixtures::run_fixtures(&rulepacks_dir(dir));
-            print!("{}", report.render());
+            emit(&report.render());
             Ok(u8::from(!report.ok()))
         }
+        Command::Rules(RulesCommand::Conformance {
+            corpus,
+            profiles,
+            only,
+            dir,
+        }) => conformance(&corpus, &profiles, &only, &rulepacks_dir(dir)),
         Command::Rules(RulesCommand::Snapshot { dir }) => {
             let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;
-            print!("{yaml}");
+            emit(&yaml);
             Ok(0)
         }
+    }
+}
+
+fn conformance(
+    corpus: &std::path::Path,
+    profiles: &[String],
+    only: &[String],
+    dir: &std::path::Path,
+) -> anyhow::Result<u8> {
+    use invex_tools::conformance::{measure, Corpus, TARGETS};
+    let corpus = Corpus::new(corpus);
+    if !corpus.exists() {
+        anyhow::bail!("no conformance corpus at {}", corpus_path_hint(profiles));
+    }
+    let catalog = invex_engine::registry::Catalog::load(dir)?;
+    let mut all_agree = true;
+    for target in TARGETS {
+        if !profiles.is_empty() && !profiles.iter().any(|p| p == target.profile) {
+            continue;
+        }
+        let Some(ruleset) = catalog.ruleset(target.profile) else {
+            emit(&format!(
+                "profile {}: not in {}, skipped\n",
+                target.profile,
+                dir.display()
+            ));
+            continue;
+        };
+        let m = measure(&corpus, &ruleset, target, only)?;
+        emit(&m.render());
+        all_agree &= m.agreement.disagreements.is_empty() && m.unit.iter().all(|u| u.passed);
+    }
+    Ok(u8::from(!all_agree))
+}
+
+/// Write to stdout; a closed pipe (`invex ... | head`) is not an error.
+fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn corpus_path_hint(profiles: &[String]) -> String {
+    if profiles.is_empty() {
+        "the given path (use --corpus DIR)".to_string()
+    } else {
+        format!("the given path for {}", profiles.join(", "))
     }
 }
 

@@ -346,6 +346,120 @@ pub fn agreement(
     a
 }
 
+/// What a profile is measured against: the expected findings file and the unit-test
+/// configurations that belong to it.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub profile: &'static str,
+    pub expected: &'static str,
+    pub configurations: &'static [&'static str],
+}
+
+/// The official artefacts each shipped profile must agree with.
+pub const TARGETS: &[Target] = &[
+    Target {
+        profile: "en16931-ubl",
+        expected: "en16931-ubl-1.3.16",
+        configurations: &["tc434-ubl"],
+    },
+    Target {
+        profile: "peppol-bis3",
+        expected: "peppol-bis3-2026.5",
+        configurations: &[
+            "peppolbis-en16931-base-3.0-ubl",
+            "peppolbis-en16931-01-3.0-ubl-invoice",
+        ],
+    },
+];
+
+/// Conformance figures of one profile.
+#[derive(Debug)]
+pub struct ProfileConformance {
+    pub profile: String,
+    pub unit: Vec<UnitOutcome>,
+    pub agreement: Agreement,
+}
+
+impl ProfileConformance {
+    pub fn unit_passed(&self) -> usize {
+        self.unit.iter().filter(|u| u.passed).count()
+    }
+
+    /// Human-readable summary and every disagreement.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let total = self.unit.len();
+        let passed = self.unit_passed();
+        let pct = |a: usize, b: usize| {
+            if b == 0 {
+                100.0
+            } else {
+                a as f64 * 100.0 / b as f64
+            }
+        };
+        out.push_str(&format!(
+            "profile {}\n  unit tests: {passed}/{total} passed ({:.2}%)\n  agreement: {}/{} documents ({:.2}%)\n  location paths: {}/{} findings ({:.2}%)\n",
+            self.profile,
+            pct(passed, total),
+            self.agreement.agreeing,
+            self.agreement.documents,
+            self.agreement.rate() * 100.0,
+            self.agreement.paths_matching,
+            self.agreement.paths_compared,
+            pct(self.agreement.paths_matching, self.agreement.paths_compared),
+        ));
+        for u in self.unit.iter().filter(|u| !u.passed) {
+            out.push_str(&format!(
+                "  unit FAIL {}: {}\n",
+                u.file,
+                u.problems.join("; ")
+            ));
+        }
+        for d in &self.agreement.disagreements {
+            out.push_str(&format!("  disagree {}:", d.file));
+            if !d.missing.is_empty() {
+                out.push_str(&format!(" missing {}", pairs(&d.missing)));
+            }
+            if !d.extra.is_empty() {
+                out.push_str(&format!(" extra {}", pairs(&d.extra)));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn pairs(v: &[(String, String)]) -> String {
+    v.iter()
+        .map(|(id, flag)| format!("{id}/{flag}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Measure `target`'s profile from `catalog`, restricted to rule ids starting with one of
+/// `only` (all rules when empty).
+pub fn measure(
+    corpus: &Corpus,
+    ruleset: &RuleSet,
+    target: &Target,
+    only: &[String],
+) -> Result<ProfileConformance, CorpusError> {
+    let selected = |id: &str| only.is_empty() || only.iter().any(|p| id.starts_with(p.as_str()));
+    let unit = run_unit_tests(corpus, ruleset, |t| {
+        t.configuration
+            .as_deref()
+            .is_some_and(|c| target.configurations.contains(&c))
+            && t.expect.scope.iter().any(|id| selected(id))
+    })?;
+    let expected = corpus.expected(target.expected)?;
+    let agreement = agreement(corpus, ruleset, &expected, selected);
+    Ok(ProfileConformance {
+        profile: ruleset.profile().to_string(),
+        unit,
+        agreement,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -554,16 +554,21 @@ impl Writer<'_> {
             .map(|(_, u)| u.as_str())
     }
 
-    /// Make `prefix` mean `uri` on the element being written (declared bindings start at
-    /// `mark` in the scope). False when the element already binds the prefix otherwise.
+    /// Make `prefix` mean `uri` on the element being written (its declarations start at
+    /// `mark` in the scope). False when the element already uses the prefix otherwise.
     fn bind(&mut self, mark: usize, prefix: &str, uri: &str) -> bool {
         if self.resolve(prefix) == Some(uri) {
+            self.pinned.push(prefix.to_string());
             return true;
         }
-        if prefix == "xml" || self.scope[mark..].iter().any(|(p, _)| p == prefix) {
+        if prefix == "xml"
+            || self.pinned.iter().any(|p| p == prefix)
+            || self.scope[mark..].iter().any(|(p, _)| p == prefix)
+        {
             return false;
         }
         self.scope.push((prefix.to_string(), uri.to_string()));
+        self.pinned.push(prefix.to_string());
         true
     }
 
@@ -633,6 +638,7 @@ impl Writer<'_> {
     fn element(&mut self, n: NodeId) {
         let doc = self.doc;
         let mark = self.scope.len();
+        self.pinned.clear();
         let qn = doc.name(n).map(|id| doc.qname(id));
         let (local, uri, prefix) = qn.map_or(("", "", ""), |q| {
             (q.local.as_str(), q.namespace.as_str(), q.prefix.as_str())
@@ -885,6 +891,43 @@ mod tests {
         assert_eq!(
             xml,
             r#"<a:r xmlns:a="urn:a"><b:x xmlns:b="urn:b" b:at="1"/><y xmlns="urn:d"><z xmlns=""/></y></a:r>"#
+        );
+    }
+
+    #[test]
+    fn clashing_prefixes_get_fresh_ones() {
+        // The second `x` is (urn:1, x), interned with the prefix `p` of its first
+        // occurrence, while `p` means urn:2 for its attribute.
+        let src = r#"<r xmlns:p="urn:1"><p:x/><q:x xmlns:q="urn:1" xmlns:p="urn:2" p:y="1"/></r>"#;
+        let doc = Document::parse(src.as_bytes()).unwrap();
+        let xml = serialize(&doc);
+        let again = Document::parse(xml.as_bytes()).unwrap();
+        assert_eq!(again.len(), doc.len(), "{xml}");
+        for i in 0..doc.len() as u32 {
+            let n = NodeId(i);
+            let expanded = |d: &Document| {
+                d.name(n)
+                    .map(|id| (d.qname(id).namespace.clone(), d.qname(id).local.clone()))
+            };
+            assert_eq!(expanded(&doc), expanded(&again), "{xml}");
+        }
+        let ns = vec![
+            ("a".to_string(), "urn:1".to_string()),
+            ("b".to_string(), "urn:2".to_string()),
+        ];
+        let mut fd = FallbackDoc::new(&doc).unwrap();
+        let r = evaluate(
+            &mut fd,
+            &doc,
+            "count(//a:x) * 10 + count(//@b:y)",
+            &ns,
+            &[],
+            doc.root(),
+        )
+        .unwrap();
+        assert!(
+            matches!(r.as_slice(), [Item::Atomic(Atomic::Integer(21))]),
+            "{r:?}"
         );
     }
 

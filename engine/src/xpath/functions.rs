@@ -126,7 +126,20 @@ functions! {
     ItCodiceFiscale = "invex:it-codice-fiscale", 1..=1, ctx: false, bool: true;
     ItPartitaIva = "invex:it-partita-iva", 1..=1, ctx: false, bool: true;
     ItIpa = "invex:it-ipa", 1..=1, ctx: false, bool: true;
+    GrTin = "invex:gr-tin", 1..=1, ctx: false, bool: true;
     Slack = "invex:slack", 3..=3, ctx: false, bool: true;
+    // The official Peppol helper functions, quirks included (checks::peppol)
+    PeppolGln = "invex:peppol-gln", 1..=1, ctx: false, bool: true;
+    PeppolMod11 = "invex:peppol-mod11", 1..=1, ctx: false, bool: true;
+    PeppolMod97 = "invex:peppol-mod97-0208", 1..=1, ctx: false, bool: true;
+    PeppolAbn = "invex:peppol-abn", 1..=1, ctx: false, bool: true;
+    PeppolGrTin = "invex:peppol-gr-tin", 1..=1, ctx: false, bool: true;
+    PeppolSeOrgnr = "invex:peppol-se-orgnr", 1..=1, ctx: false, bool: true;
+    PeppolItIpa = "invex:peppol-it-ipa", 1..=1, ctx: false, bool: true;
+    PeppolItCf = "invex:peppol-it-cf", 1..=1, ctx: false, bool: true;
+    PeppolItCf16 = "invex:peppol-it-cf16", 1..=1, ctx: false, bool: true;
+    PeppolItPivaSeIt = "invex:peppol-it-piva-se-it", 1..=1, ctx: false, bool: true;
+    PeppolItPiva = "invex:peppol-it-piva", 1..=1, ctx: false, bool: false;
 }
 
 impl Func {
@@ -547,10 +560,7 @@ impl<'d> State<'d> {
                 let v = self.atomics(&args[0], f)?;
                 let mut out: Vec<Atomic> = Vec::new();
                 for a in v {
-                    let a = match a {
-                        Atomic::Untyped(x) => Atomic::String(x),
-                        other => other,
-                    };
+                    // untypedAtomic values keep their type; they compare as strings.
                     if !out.iter().any(|o| atomic_equal(o, &a)) {
                         out.push(a);
                     }
@@ -695,6 +705,18 @@ impl<'d> State<'d> {
                 }
                 b(checks::slack(d[0], d[1], d[2]))
             }
+            Func::PeppolItPiva => {
+                let v = self.str_arg(args, 0, f)?;
+                match checks::peppol::check_piva(&v) {
+                    Some(r) => int(r),
+                    None => {
+                        return Err(err(
+                            "FORG0001",
+                            format!("peppol-it-piva: '{v}' is not an integer"),
+                        ))
+                    }
+                }
+            }
             helper => {
                 let v = self.str_arg(args, 0, f)?;
                 b(match helper {
@@ -710,6 +732,17 @@ impl<'d> State<'d> {
                     Func::ItCodiceFiscale => checks::it_codice_fiscale(&v),
                     Func::ItPartitaIva => checks::it_partita_iva(&v),
                     Func::ItIpa => checks::it_ipa(&v),
+                    Func::GrTin => checks::gr_tin(&v),
+                    Func::PeppolGln => checks::peppol::gln(&v),
+                    Func::PeppolMod11 => checks::peppol::mod11(&v),
+                    Func::PeppolMod97 => checks::peppol::mod97_0208(&v),
+                    Func::PeppolAbn => checks::peppol::abn(&v),
+                    Func::PeppolGrTin => checks::peppol::tin_verification(&v),
+                    Func::PeppolSeOrgnr => checks::peppol::check_se_orgnr(&v),
+                    Func::PeppolItIpa => checks::peppol::check_codice_ipa(&v),
+                    Func::PeppolItCf => checks::peppol::check_cf(&v),
+                    Func::PeppolItCf16 => checks::peppol::check_cf16(&v),
+                    Func::PeppolItPivaSeIt => checks::peppol::check_piva_se_it(&v),
                     other => {
                         return Err(err(
                             "XPST0017",
