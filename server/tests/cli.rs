@@ -1,0 +1,119 @@
+//! The `invex` binary as a user runs it: exit codes, output formats, errors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn invex(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_invex"))
+        .current_dir(repo())
+        .env_remove("INVEX_RULEPACKS")
+        .args(args)
+        .output()
+        .expect("invex runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+const FAILING: &str = "rulepacks/en16931-ubl/1.3.16/fixtures/BR-01.xml";
+
+#[test]
+fn valid_example_exits_zero_with_a_json_report() {
+    let o = invex(&["validate", "examples/invoice-sk.xml"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["verdict"], "valid");
+    assert_eq!(report["profile"], "en16931-ubl@1.3.16");
+    assert_eq!(report["rules_version"][0], "en16931-ubl@1.3.16");
+}
+
+#[test]
+fn invalid_document_exits_one_and_names_the_rule() {
+    let o = invex(&["validate", FAILING]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["verdict"], "invalid");
+    let findings = report["findings"].as_array().expect("findings");
+    let br01 = findings
+        .iter()
+        .find(|f| f["rule_id"] == "BR-01")
+        .expect("BR-01 fires");
+    assert_eq!(br01["severity"], "fatal");
+    assert!(br01["location"]["path"]
+        .as_str()
+        .unwrap()
+        .starts_with("/ubl:Invoice"));
+    assert!(br01["location"]["line"].as_u64().unwrap() > 0);
+    assert!(!br01["remediation"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn several_files_give_json_lines_with_a_file_member() {
+    let o = invex(&["validate", "examples/invoice-sk.xml", FAILING]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], "examples/invoice-sk.xml");
+    assert_eq!(lines[0]["verdict"], "valid");
+    assert_eq!(lines[1]["verdict"], "invalid");
+}
+
+#[test]
+fn svrl_and_text_formats() {
+    let o = invex(&["validate", "--format", "svrl", FAILING]);
+    let svrl = stdout(&o);
+    assert!(svrl.contains("schematron-output"), "{svrl}");
+    assert!(svrl.contains("failed-assert") && svrl.contains("BR-01"));
+    let o = invex(&["validate", "--format", "text", FAILING]);
+    let text = stdout(&o);
+    assert!(text.contains("BR-01") && text.contains("fatal"), "{text}");
+}
+
+#[test]
+fn usage_io_and_parse_errors_exit_two() {
+    assert_eq!(invex(&["validate"]).status.code(), Some(2));
+    assert_eq!(
+        invex(&["validate", "no/such/file.xml"]).status.code(),
+        Some(2)
+    );
+    let dir = std::env::temp_dir().join(format!("invex-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doctype = dir.join("doctype.xml");
+    std::fs::write(
+        &doctype,
+        "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>",
+    )
+    .unwrap();
+    let o = invex(&["validate", doctype.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .to_lowercase()
+        .contains("doctype"));
+    let unknown = invex(&["validate", "--profile", "nope", "examples/invoice-sk.xml"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn rules_commands_on_the_shipped_packs() {
+    let lint = invex(&["rules", "lint"]);
+    assert_eq!(lint.status.code(), Some(0), "{}", stdout(&lint));
+    assert!(stdout(&lint).contains("0 error(s)"));
+    let test = invex(&["rules", "test"]);
+    assert_eq!(test.status.code(), Some(0), "{}", stdout(&test));
+    let snap = invex(&["rules", "snapshot"]);
+    assert!(stdout(&snap).contains("id: BR-01"));
+}
