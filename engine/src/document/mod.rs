@@ -180,6 +180,9 @@ pub struct Document {
     document_element: u32,
     /// Byte offsets of line starts, built on the first `line_column` call.
     line_starts: OnceLock<Vec<u32>>,
+    /// The document element's child elements by name, built on first use: rules look
+    /// up `/ubl:Invoice/cbc:X` constantly, and an invoice root has thousands of children.
+    root_children: OnceLock<Vec<Vec<NodeId>>>,
 }
 
 impl Document {
@@ -307,6 +310,21 @@ impl Document {
         self.elements_by_name
             .get(name.0 as usize)
             .map_or(&[], |v| v.as_slice())
+    }
+    /// Child elements of the document element with this name, in document order.
+    pub fn document_element_children_named(&self, name: NameId) -> &[NodeId] {
+        let index = self.root_children.get_or_init(|| {
+            let mut by_name: Vec<Vec<NodeId>> = vec![Vec::new(); self.elements_by_name.len()];
+            for c in self.children(self.document_element()) {
+                if let (NodeKind::Element, Some(id)) = (self.kind(c), self.name(c)) {
+                    if let Some(v) = by_name.get_mut(id.0 as usize) {
+                        v.push(c);
+                    }
+                }
+            }
+            by_name
+        });
+        index.get(name.0 as usize).map_or(&[], |v| v.as_slice())
     }
     /// All ATTRIBUTES with this name, in document order.
     pub fn attributes_named(&self, name: NameId) -> &[NodeId] {

@@ -1176,7 +1176,8 @@ impl<'s> Builder<'s> {
         }
         let total = self.nodes.len() as u32;
         self.nodes[0].end = total;
-        self.nodes.shrink_to_fit();
+        // No shrink_to_fit: copying a large arena costs more than the untouched (and so
+        // never committed) spare capacity.
         Ok(Document {
             nodes: self.nodes,
             text: self.text,
@@ -1186,6 +1187,7 @@ impl<'s> Builder<'s> {
             attributes_by_name: self.attributes_by_name,
             document_element: self.document_element,
             line_starts: std::sync::OnceLock::new(),
+            root_children: std::sync::OnceLock::new(),
         })
     }
 }

@@ -1,11 +1,13 @@
 //! The native evaluator: walks the IR over a [`Document`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
 use super::value::{
     arithmetic, atomize, atomize_item, effective_boolean, err, general_pair, negate, value_compare,
-    Atomic, AtomicType, Item, Sequence,
+    Atomic, AtomicType, CompOp, Item, Sequence,
 };
 use super::EvalError;
 use crate::document::{Document, NameId, NodeId, NodeKind};
@@ -89,8 +91,26 @@ impl<'d> State<'d> {
                 out
             }
             Ir::Path(start, steps) => {
-                let mut cur = self.eval(start, f)?;
-                for s in steps {
+                // A step naming an element or attribute the document does not contain
+                // selects nothing, so neither does the path: skip the walk. Only from a
+                // node context, where evaluating the start cannot fail.
+                if matches!(**start, Ir::ContextItem | Ir::Root)
+                    && matches!(f.item, Item::Node(_))
+                    && !self.names_present(steps)
+                {
+                    return Ok(Vec::new());
+                }
+                // From the context node, the first axis step needs no start sequence.
+                let (mut cur, rest) = match (&**start, &f.item, steps.split_first()) {
+                    (Ir::ContextItem, Item::Node(n), Some((first @ Step::Axis { .. }, rest))) => {
+                        (self.step_from(*n, first)?, rest)
+                    }
+                    _ => (self.eval(start, f)?, &steps[..]),
+                };
+                for s in rest {
+                    if cur.is_empty() {
+                        break;
+                    }
                     cur = self.step(cur, s)?;
                 }
                 cur
@@ -165,7 +185,7 @@ impl<'d> State<'d> {
             Ir::Concat(a, b) => {
                 let x = self.string_opt(a, f)?;
                 let y = self.string_opt(b, f)?;
-                vec![Item::Atomic(Atomic::string(&(x + &y)))]
+                vec![Item::Atomic(Atomic::string(&(x.into_owned() + &y)))]
             }
             Ir::If(c, t, e) => {
                 if self.eval_bool(c, f)? {
@@ -257,6 +277,22 @@ impl<'d> State<'d> {
             Ir::Or(a, b) => Ok(self.eval_bool(a, f)? || self.eval_bool(b, f)?),
             Ir::And(a, b) => Ok(self.eval_bool(a, f)? && self.eval_bool(b, f)?),
             Ir::General(op, a, b) => {
+                // The frequent `path = 'literal'` and `path > 0`: compare node strings in
+                // place, without atomizing into new strings.
+                if let Ir::Literal(lit) = &**b {
+                    if let Some(x) = self.single_atomic(a, f)? {
+                        return match x {
+                            None => Ok(false),
+                            Some(x) => general_pair(*op, &x, lit),
+                        };
+                    }
+                    let x = self.eval(a, f)?;
+                    return self.general_with_literal(*op, &x, lit, false);
+                }
+                if let Ir::Literal(lit) = &**a {
+                    let y = self.eval(b, f)?;
+                    return self.general_with_literal(*op, &y, lit, true);
+                }
                 let x = self.eval(a, f)?;
                 if x.is_empty() {
                     return Ok(false);
@@ -320,6 +356,46 @@ impl<'d> State<'d> {
         }
     }
 
+    /// Whether every exact name the steps test for occurs in the document.
+    fn names_present(&mut self, steps: &[Step]) -> bool {
+        for s in steps {
+            let key = match s {
+                Step::Axis {
+                    test: NodeTest::Name(k) | NodeTest::KindNamed(_, k),
+                    ..
+                } => *k,
+                Step::DescendantNamed { name, .. } => *name,
+                _ => continue,
+            };
+            if self.name(key).is_none() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// General comparison of a sequence with one literal (`flipped`: literal on the left).
+    fn general_with_literal(
+        &mut self,
+        op: CompOp,
+        seq: &[Item],
+        lit: &Atomic,
+        flipped: bool,
+    ) -> R<bool> {
+        let op = if flipped { op.flip() } else { op };
+        for it in seq {
+            let hit = match it {
+                Item::Node(n) => untyped_vs(op, &self.doc.string_value(*n), lit)?,
+                Item::Atomic(Atomic::Untyped(s)) => untyped_vs(op, s, lit)?,
+                Item::Atomic(a) => general_pair(op, a, lit)?,
+            };
+            if hit {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn instance_of(&self, v: &[Item], t: &super::ir::ItemTypeIr, occ: Occurrence) -> bool {
         use super::ir::ItemTypeIr as T;
         let count_ok = match occ {
@@ -358,27 +434,86 @@ impl<'d> State<'d> {
         }
     }
 
-    /// String of zero or one item ("" for empty).
-    pub fn string_opt(&mut self, ir: &Ir, f: &Focus) -> R<String> {
-        if let Ir::ContextItem = ir {
-            return Ok(match &f.item {
-                Item::Node(n) => self.doc.string_value(*n).into_owned(),
-                Item::Atomic(a) => a.display(),
-            });
+    /// String of zero or one item ("" for empty), borrowing node text where it can.
+    pub fn string_opt(&mut self, ir: &Ir, f: &Focus) -> R<Cow<'d, str>> {
+        let doc = self.doc;
+        match ir {
+            Ir::ContextItem => {
+                return Ok(match &f.item {
+                    Item::Node(n) => doc.string_value(*n),
+                    Item::Atomic(a) => Cow::Owned(a.display()),
+                })
+            }
+            Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            Ir::Call(..) | Ir::Cast(..) | Ir::Arith(..) => {
+                if let Some(a) = self.single_atomic(ir, f)? {
+                    return Ok(match a {
+                        None => Cow::Borrowed(""),
+                        Some(Atomic::String(s) | Atomic::Untyped(s)) => Cow::Owned(s.to_string()),
+                        Some(other) => Cow::Owned(other.display()),
+                    });
+                }
+            }
+            _ => {}
         }
         let v = self.eval(ir, f)?;
         match v.as_slice() {
-            [] => Ok(String::new()),
-            [Item::Node(n)] => Ok(self.doc.string_value(*n).into_owned()),
-            [Item::Atomic(a)] => Ok(a.display()),
+            [] => Ok(Cow::Borrowed("")),
+            [Item::Node(n)] => Ok(doc.string_value(*n)),
+            [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
             _ => Err(err(
                 "XPTY0004",
-                format!(
-                    "a sequence of {} items where at most one is allowed",
-                    v.len()
-                ),
+                format!("a sequence of {} items where at most one is allowed", v.len()),
             )),
         }
+    }
+
+    /// Zero or one atomic value computed without building a sequence, for expressions
+    /// that are statically single-valued (string and numeric functions, casts,
+    /// arithmetic, literals). `None`: not such an expression, evaluate normally.
+    pub fn single_atomic(&mut self, ir: &Ir, f: &Focus) -> R<Option<Option<Atomic>>> {
+        use super::functions::Func;
+        Ok(Some(match ir {
+            Ir::Literal(a) => Some(a.clone()),
+            Ir::Call(Func::NormalizeSpace, args) => {
+                let s = self.string_opt(&args[0], f)?;
+                Some(Atomic::String(Arc::from(normalize_space(&s).as_ref())))
+            }
+            Ir::Call(Func::StringLength, args) => {
+                let s = self.string_opt(&args[0], f)?;
+                Some(Atomic::Integer(s.chars().count() as i64))
+            }
+            Ir::Call(Func::UpperCase, args) => {
+                let s = self.string_opt(&args[0], f)?;
+                Some(Atomic::string(&s.to_uppercase()))
+            }
+            Ir::Call(Func::LowerCase, args) => {
+                let s = self.string_opt(&args[0], f)?;
+                Some(Atomic::string(&s.to_lowercase()))
+            }
+            Ir::Call(Func::String, args) => {
+                let s = self.string_opt(&args[0], f)?;
+                Some(Atomic::string(&s))
+            }
+            Ir::Call(Func::Count, args) => Some(Atomic::Integer(self.eval(&args[0], f)?.len() as i64)),
+            Ir::Cast(e, t, optional) => {
+                let v = match self.single_atomic(e, f)? {
+                    Some(v) => v,
+                    None => self.atomic_opt(e, f)?,
+                };
+                match v {
+                    None if *optional => None,
+                    None => {
+                        return Err(err(
+                            "XPTY0004",
+                            format!("cast of an empty sequence to {}", t.name()),
+                        ))
+                    }
+                    Some(a) => Some(a.cast(*t)?),
+                }
+            }
+            _ => return Ok(None),
+        }))
     }
 
     fn nodes_of(&mut self, ir: &Ir, f: &Focus) -> R<Vec<NodeId>> {
@@ -460,6 +595,22 @@ impl<'d> State<'d> {
         Ok(seq)
     }
 
+    /// An axis step from one node.
+    fn step_from(&mut self, n: NodeId, step: &Step) -> R<Sequence> {
+        let Step::Axis { axis, test, preds } = step else {
+            return self.step(vec![Item::Node(n)], step);
+        };
+        let mut out = Vec::new();
+        self.axis(n, *axis, test, &mut out);
+        if !preds.is_empty() {
+            out = self.filter(out, preds)?;
+        }
+        if axis.is_reverse() {
+            doc_order(&mut out);
+        }
+        Ok(out)
+    }
+
     fn step(&mut self, input: Sequence, step: &Step) -> R<Sequence> {
         match step {
             Step::Axis { axis, test, preds } => {
@@ -469,11 +620,11 @@ impl<'d> State<'d> {
                     let Item::Node(n) = it else {
                         return Err(err("XPTY0019", "a path step applied to an atomic value"));
                     };
-                    let found = self.axis(n, *axis, test);
                     if preds.is_empty() {
-                        out.extend(found.into_iter().map(Item::Node));
+                        self.axis(n, *axis, test, &mut out);
                     } else {
-                        let seq = found.into_iter().map(Item::Node).collect();
+                        let mut seq = Vec::new();
+                        self.axis(n, *axis, test, &mut seq);
                         out.extend(self.filter(seq, preds)?);
                     }
                 }
@@ -537,14 +688,14 @@ impl<'d> State<'d> {
         }
     }
 
-    /// Nodes on an axis in axis order (reverse axes: nearest first).
-    fn axis(&mut self, n: NodeId, axis: Axis, test: &NodeTest) -> Vec<NodeId> {
+    /// Append the nodes on an axis to `out`, in axis order (reverse axes: nearest first).
+    fn axis(&mut self, n: NodeId, axis: Axis, test: &NodeTest, out: &mut Sequence) {
         let doc = self.doc;
         // Resolve an exact name once; a name absent from the document matches nothing.
         let name = match test {
             NodeTest::Name(k) | NodeTest::KindNamed(_, k) => match self.name(*k) {
                 Some(id) => Some(id),
-                None => return Vec::new(),
+                None => return,
             },
             _ => None,
         };
@@ -554,13 +705,34 @@ impl<'d> State<'d> {
             NodeKind::Element
         };
         let matches = |m: NodeId| node_test(doc, m, test, name, principal);
-        let mut out = Vec::new();
         match axis {
             Axis::Child => {
+                // A rare element name: its few occurrences (from the index) inside n's
+                // subtree, kept when n is their parent, beat scanning every child.
+                if let (Some(id), NodeTest::Name(_)) = (name, test) {
+                    if n == doc.document_element() {
+                        let named = doc.document_element_children_named(id);
+                        out.extend(named.iter().map(|m| Item::Node(*m)));
+                        return;
+                    }
+                    let all = doc.elements_named(id);
+                    if all.len() <= 16 {
+                        let end = doc.subtree_end(n);
+                        let lo = all.partition_point(|m| *m <= n);
+                        out.extend(
+                            all[lo..]
+                                .iter()
+                                .take_while(|m| **m < end)
+                                .filter(|m| doc.parent(**m) == Some(n))
+                                .map(|m| Item::Node(*m)),
+                        );
+                        return;
+                    }
+                }
                 let mut c = doc.first_child(n);
                 while let Some(m) = c {
                     if matches(m) {
-                        out.push(m);
+                        out.push(Item::Node(m));
                     }
                     c = doc.next_sibling(m);
                 }
@@ -568,50 +740,56 @@ impl<'d> State<'d> {
             Axis::Attribute => {
                 if let Some(id) = name {
                     if let Some(a) = doc.attribute(n, id) {
-                        out.push(a);
+                        out.push(Item::Node(a));
                     }
                 } else {
-                    out.extend(doc.attributes(n).map(NodeId).filter(|m| matches(*m)));
+                    out.extend(
+                        doc.attributes(n)
+                            .map(NodeId)
+                            .filter(|m| matches(*m))
+                            .map(Item::Node),
+                    );
                 }
             }
             Axis::Descendant | Axis::DescendantOrSelf => {
                 if axis == Axis::DescendantOrSelf && matches(n) {
-                    out.push(n);
+                    out.push(Item::Node(n));
                 }
                 let end = doc.subtree_end(n).0;
                 out.extend(
                     (n.0 + 1..end)
                         .map(NodeId)
-                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m)),
+                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m))
+                        .map(Item::Node),
                 );
             }
             Axis::Self_ => {
                 if matches(n) {
-                    out.push(n)
+                    out.push(Item::Node(n))
                 }
             }
             Axis::Parent => {
                 if let Some(p) = doc.parent(n) {
                     if matches(p) {
-                        out.push(p)
+                        out.push(Item::Node(p))
                     }
                 }
             }
             Axis::Ancestor | Axis::AncestorOrSelf => {
                 if axis == Axis::AncestorOrSelf && matches(n) {
-                    out.push(n);
+                    out.push(Item::Node(n));
                 }
                 let mut p = doc.parent(n);
                 while let Some(m) = p {
                     if matches(m) {
-                        out.push(m);
+                        out.push(Item::Node(m));
                     }
                     p = doc.parent(m);
                 }
             }
             Axis::FollowingSibling | Axis::PrecedingSibling => {
                 if doc.kind(n) == NodeKind::Attribute {
-                    return out;
+                    return;
                 }
                 let mut s = if axis == Axis::FollowingSibling {
                     doc.next_sibling(n)
@@ -620,7 +798,7 @@ impl<'d> State<'d> {
                 };
                 while let Some(m) = s {
                     if matches(m) {
-                        out.push(m);
+                        out.push(Item::Node(m));
                     }
                     s = if axis == Axis::FollowingSibling {
                         doc.next_sibling(m)
@@ -634,7 +812,8 @@ impl<'d> State<'d> {
                 out.extend(
                     (start..doc.len() as u32)
                         .map(NodeId)
-                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m)),
+                        .filter(|m| doc.kind(*m) != NodeKind::Attribute && matches(*m))
+                        .map(Item::Node),
                 );
             }
             Axis::Preceding => {
@@ -644,12 +823,19 @@ impl<'d> State<'d> {
                     ancestors.push(m);
                     p = doc.parent(m);
                 }
-                out.extend((0..n.0).rev().map(NodeId).filter(|m| {
-                    doc.kind(*m) != NodeKind::Attribute && !ancestors.contains(m) && matches(*m)
-                }));
+                out.extend(
+                    (0..n.0)
+                        .rev()
+                        .map(NodeId)
+                        .filter(|m| {
+                            doc.kind(*m) != NodeKind::Attribute
+                                && !ancestors.contains(m)
+                                && matches(*m)
+                        })
+                        .map(Item::Node),
+                );
             }
         }
-        out
     }
 }
 
@@ -704,6 +890,49 @@ pub(crate) fn doc_order(v: &mut Sequence) {
     }
     v.sort_by_key(key);
     v.dedup_by_key(|i| key(i));
+}
+
+/// `untyped op literal` with the general-comparison casting rules.
+fn untyped_vs(op: CompOp, s: &str, lit: &Atomic) -> R<bool> {
+    use super::lexical;
+    use std::cmp::Ordering;
+    let invalid = |t: &str| err("FORG0001", format!("cannot cast '{s}' to {t}"));
+    let ord: Option<Ordering> = match lit {
+        Atomic::String(l) | Atomic::Untyped(l) => Some(s.cmp(l)),
+        Atomic::Integer(_) | Atomic::Decimal(_) | Atomic::Double(_) => {
+            let x = lexical::parse_double(s).ok_or_else(|| invalid("xs:double"))?;
+            x.partial_cmp(&lit.as_f64().unwrap_or(f64::NAN))
+        }
+        Atomic::Boolean(l) => Some(
+            lexical::parse_boolean(s)
+                .ok_or_else(|| invalid("xs:boolean"))?
+                .cmp(l),
+        ),
+        Atomic::Date(l) => Some(
+            lexical::parse_date(s)
+                .ok_or_else(|| invalid("xs:date"))?
+                .compare(l),
+        ),
+    };
+    Ok(op.holds(ord))
+}
+
+/// fn:normalize-space: collapse XML whitespace, borrowing when nothing changes.
+pub(crate) fn normalize_space(s: &str) -> Cow<'_, str> {
+    let ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let clean = !s.starts_with(ws)
+        && !s.ends_with(ws)
+        && !s.contains(['\t', '\n', '\r'])
+        && !s.contains("  ");
+    if clean {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.split(ws)
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 fn single_node(v: &[Item]) -> R<Option<NodeId>> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use regex::Regex;
 use rust_decimal::Decimal;
 
-use super::eval::{Focus, State};
+use super::eval::{normalize_space, Focus, State};
 use super::ir::Ir;
 use super::value::{
     atomic_equal, atomize, atomize_item, err, round_half_up, sum, value_compare, ArithOp, Atomic,
@@ -212,7 +212,7 @@ impl<'d> State<'d> {
         }))
     }
 
-    fn str_arg(&mut self, args: &[Ir], i: usize, f: &Focus) -> R<String> {
+    fn str_arg(&mut self, args: &[Ir], i: usize, f: &Focus) -> R<std::borrow::Cow<'d, str>> {
         self.string_opt(&args[i], f)
     }
 
@@ -362,7 +362,7 @@ impl<'d> State<'d> {
                     .map(Item::Atomic)
                     .collect()
             }
-            Func::NormalizeSpace => s(&xs_normalize_space(&self.str_arg(args, 0, f)?)),
+            Func::NormalizeSpace => s(&normalize_space(&self.str_arg(args, 0, f)?)),
             Func::StringLength => int(self.str_arg(args, 0, f)?.chars().count() as i64),
             Func::UpperCase => s(&self.str_arg(args, 0, f)?.to_uppercase()),
             Func::LowerCase => s(&self.str_arg(args, 0, f)?.to_lowercase()),
@@ -394,7 +394,7 @@ impl<'d> State<'d> {
             Func::SubstringBefore | Func::SubstringAfter => {
                 let a = self.str_arg(args, 0, f)?;
                 let needle = self.str_arg(args, 1, f)?;
-                let r = match a.find(&needle) {
+                let r = match a.find(&*needle) {
                     None => "",
                     Some(i) if func == Func::SubstringBefore => &a[..i],
                     Some(i) => &a[i + needle.len()..],
@@ -405,9 +405,9 @@ impl<'d> State<'d> {
                 let a = self.str_arg(args, 0, f)?;
                 let n = self.str_arg(args, 1, f)?;
                 b(match func {
-                    Func::Contains => a.contains(&n),
-                    Func::StartsWith => a.starts_with(&n),
-                    _ => a.ends_with(&n),
+                    Func::Contains => a.contains(&*n),
+                    Func::StartsWith => a.starts_with(&*n),
+                    _ => a.ends_with(&*n),
                 })
             }
             Func::Concat => {
@@ -420,7 +420,7 @@ impl<'d> State<'d> {
             Func::StringJoin => {
                 let v = self.atomics(&args[0], f)?;
                 let sep = match args.get(1) {
-                    Some(_) => self.str_arg(args, 1, f)?,
+                    Some(_) => self.str_arg(args, 1, f)?.into_owned(),
                     None => String::new(),
                 };
                 s(&v.iter().map(|a| a.display()).collect::<Vec<_>>().join(&sep))
@@ -442,7 +442,7 @@ impl<'d> State<'d> {
                 let a = self.str_arg(args, 0, f)?;
                 let p = self.str_arg(args, 1, f)?;
                 let flags = match args.get(2) {
-                    Some(_) => self.str_arg(args, 2, f)?,
+                    Some(_) => self.str_arg(args, 2, f)?.into_owned(),
                     None => String::new(),
                 };
                 b(regex(&p, &flags)?.is_match(&a))
@@ -452,7 +452,7 @@ impl<'d> State<'d> {
                 let p = self.str_arg(args, 1, f)?;
                 let rep = self.str_arg(args, 2, f)?;
                 let flags = match args.get(3) {
-                    Some(_) => self.str_arg(args, 3, f)?,
+                    Some(_) => self.str_arg(args, 3, f)?.into_owned(),
                     None => String::new(),
                 };
                 let re = regex(&p, &flags)?;
@@ -478,7 +478,7 @@ impl<'d> State<'d> {
                 }
                 let p = self.str_arg(args, 1, f)?;
                 let flags = match args.get(2) {
-                    Some(_) => self.str_arg(args, 2, f)?,
+                    Some(_) => self.str_arg(args, 2, f)?.into_owned(),
                     None => String::new(),
                 };
                 let re = regex(&p, &flags)?;

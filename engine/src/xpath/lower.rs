@@ -267,7 +267,9 @@ impl<'a> Lowerer<'a> {
             Ir::Literal(Atomic::Integer(1)) => Pred::First,
             Ir::Literal(Atomic::Integer(n)) if *n > 1 => Pred::At(*n as usize),
             Ir::Call(Func::Last, args) if args.is_empty() => Pred::Last,
-            _ if is_boolean(&ir) && !uses_focus_size_or_position(&ir) => Pred::Bool(ir),
+            _ if (is_boolean(&ir) || yields_nodes(&ir)) && !uses_focus_size_or_position(&ir) => {
+                Pred::Bool(ir)
+            }
             _ => Pred::General(ir),
         })
     }
@@ -597,6 +599,22 @@ fn is_boolean(ir: &Ir) -> bool {
         | Ir::Every(..) => true,
         Ir::Call(f, _) => f.returns_boolean(),
         Ir::Cached(_, e) => is_boolean(e),
+        _ => false,
+    }
+}
+
+/// Expressions that evaluate to nodes only (never a number, so as a predicate they filter
+/// by existence, not by position).
+fn yields_nodes(ir: &Ir) -> bool {
+    match ir {
+        Ir::Root => true,
+        Ir::Path(_, steps) => matches!(
+            steps.last(),
+            Some(Step::Axis { .. } | Step::DescendantNamed { .. })
+        ),
+        Ir::Set(..) => true,
+        Ir::Filter(base, _) => yields_nodes(base),
+        Ir::Cached(_, e) => yields_nodes(e),
         _ => false,
     }
 }

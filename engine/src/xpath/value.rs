@@ -294,7 +294,18 @@ pub enum CompOp {
 }
 
 impl CompOp {
-    fn holds(self, ord: Option<Ordering>) -> bool {
+    /// The operator with its operands swapped (`a < b` ⇔ `b > a`).
+    pub fn flip(self) -> CompOp {
+        match self {
+            CompOp::Lt => CompOp::Gt,
+            CompOp::Le => CompOp::Ge,
+            CompOp::Gt => CompOp::Lt,
+            CompOp::Ge => CompOp::Le,
+            other => other,
+        }
+    }
+
+    pub fn holds(self, ord: Option<Ordering>) -> bool {
         match ord {
             None => self == CompOp::Ne,
             Some(o) => match self {

@@ -1,0 +1,42 @@
+//! Time every rule context and test of a profile on one document, most expensive first:
+//! `cargo run --release -p invex-benches --example rule_costs -- FILE [PROFILE]`.
+use std::time::{Duration, Instant};
+
+use invex_engine::document::Document;
+use invex_engine::registry::Catalog;
+use invex_engine::xpath::Evaluator;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let file = args.next().unwrap_or_else(|| "examples/invoice-sk.xml".into());
+    let profile = args.next().unwrap_or_else(|| "en16931-ubl".into());
+    let dir = std::env::var("INVEX_RULEPACKS").unwrap_or_else(|_| "rulepacks".into());
+    let catalog = Catalog::load(std::path::Path::new(&dir)).expect("packs compile");
+    let ruleset = catalog.ruleset(&profile).expect("profile exists");
+    let bytes = std::fs::read(&file).expect("readable file");
+    let doc = Document::parse(&bytes).expect("parses");
+    let mut costs: Vec<(Duration, String)> = Vec::new();
+    for pack in ruleset.packs() {
+        let mut ev = Evaluator::new(&doc, pack.variable_count);
+        for pattern in &pack.patterns {
+            for rule in &pattern.rules {
+                let t = Instant::now();
+                let nodes = ev.select_nodes(&rule.context, doc.root()).unwrap_or_default();
+                costs.push((t.elapsed(), format!("context {}", rule.context_source)));
+                for c in &rule.checks {
+                    let t = Instant::now();
+                    for n in &nodes {
+                        let _ = ev.eval_boolean(&c.test, *n);
+                    }
+                    costs.push((t.elapsed(), format!("{} on {} node(s)", c.id, nodes.len())));
+                }
+            }
+        }
+    }
+    costs.sort_by(|a, b| b.0.cmp(&a.0));
+    let total: Duration = costs.iter().map(|c| c.0).sum();
+    println!("total {total:?}");
+    for (d, what) in costs.iter().take(25) {
+        println!("{d:>12?}  {what}");
+    }
+}
