@@ -12,6 +12,10 @@ use invex_benches::generate_invoice;
 use invex_engine::document::Document;
 use invex_engine::registry::Catalog;
 
+// The same allocator as the `invex` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -37,7 +41,10 @@ fn documents() -> Vec<(String, Vec<u8>)> {
 fn engine(c: &mut Criterion) {
     let profile =
         std::env::var("INVEX_BENCH_PROFILE").unwrap_or_else(|_| "en16931-ubl".to_string());
-    let catalog = Catalog::load(&repo().join("rulepacks")).expect("shipped rule packs compile");
+    let dir = std::env::var("INVEX_RULEPACKS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo().join("rulepacks"));
+    let catalog = Catalog::load(&dir).expect("rule packs compile");
     let ruleset = catalog
         .ruleset(&profile)
         .unwrap_or_else(|| panic!("profile {profile} exists"));

@@ -218,6 +218,12 @@ impl Document {
             Some(NameId(v))
         }
     }
+    /// Whether `n` is an element named `name` (one load, for child scans).
+    #[inline]
+    pub fn is_element_named(&self, n: NodeId, name: NameId) -> bool {
+        let node = &self.nodes[n.0 as usize];
+        node.name == name.0 && node.kind_depth >> KIND_SHIFT == 1
+    }
     pub fn qname(&self, name: NameId) -> &QName {
         self.names.get(name.0)
     }

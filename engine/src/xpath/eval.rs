@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
+use super::lower::yields_nodes;
 use super::value::{
     arithmetic, atomize, atomize_item, effective_boolean, err, general_pair, negate, value_compare,
     Atomic, AtomicType, CompOp, Item, Sequence,
@@ -160,6 +161,28 @@ impl<'d> State<'d> {
                     (x..=y).map(|i| Item::Atomic(Atomic::Integer(i))).collect()
                 }
             }
+            Ir::Set(SetOp::Union, ..) => {
+                // `a | b | c ...` as one collect, sort and dedup instead of one per `|`.
+                let mut parts = Vec::new();
+                flatten_union(ir, &mut parts);
+                let mut all: Vec<NodeId> = Vec::new();
+                for p in parts {
+                    for it in self.eval(p, f)? {
+                        match it {
+                            Item::Node(n) => all.push(n),
+                            Item::Atomic(_) => {
+                                return Err(err(
+                                    "XPTY0004",
+                                    "a set operator needs nodes, not atomic values",
+                                ))
+                            }
+                        }
+                    }
+                }
+                all.sort_unstable();
+                all.dedup();
+                all.into_iter().map(Item::Node).collect()
+            }
             Ir::Set(op, a, b) => {
                 let x = self.nodes_of(a, f)?;
                 let y = self.nodes_of(b, f)?;
@@ -286,6 +309,27 @@ impl<'d> State<'d> {
                             Some(x) => general_pair(*op, &x, lit),
                         };
                     }
+                    if let Ir::Path(..) = &**a {
+                        let doc = self.doc;
+                        let mut failure = None;
+                        let walked = self.walk_path(a, f, false, &mut |n| match untyped_vs(
+                            *op,
+                            &doc.string_value(n),
+                            lit,
+                        ) {
+                            Ok(hit) => hit,
+                            Err(e) => {
+                                failure = Some(e);
+                                true
+                            }
+                        })?;
+                        if let Some(e) = failure {
+                            return Err(e);
+                        }
+                        if let Some(hit) = walked {
+                            return Ok(hit);
+                        }
+                    }
                     let x = self.eval(a, f)?;
                     return self.general_with_literal(*op, &x, lit, false);
                 }
@@ -352,8 +396,213 @@ impl<'d> State<'d> {
                 Some(b) => Ok(b),
                 None => effective_boolean(&self.call(*func, args, f)?),
             },
+            Ir::Set(SetOp::Union, a, b) if yields_nodes(a) && yields_nodes(b) => {
+                Ok(self.eval_bool(a, f)? || self.eval_bool(b, f)?)
+            }
+            Ir::Path(..) => match self.walk_path(ir, f, false, &mut |_| true)? {
+                Some(stopped) => Ok(stopped),
+                None => effective_boolean(&self.eval(ir, f)?),
+            },
             other => effective_boolean(&self.eval(other, f)?),
         }
+    }
+
+    /// fn:exists without building the sequence where the shape allows it.
+    pub(crate) fn exists(&mut self, ir: &Ir, f: &Focus) -> R<bool> {
+        match ir {
+            Ir::Path(..) => {
+                if let Some(found) = self.walk_path(ir, f, false, &mut |_| true)? {
+                    return Ok(found);
+                }
+            }
+            Ir::Set(SetOp::Union, a, b) if yields_nodes(a) && yields_nodes(b) => {
+                return Ok(self.exists(a, f)? || self.exists(b, f)?);
+            }
+            _ => {}
+        }
+        Ok(!self.eval(ir, f)?.is_empty())
+    }
+
+    /// Visit the nodes a path selects, depth first, without building sequences, for the
+    /// common shape: from the context node or the root, forward steps (child, attribute,
+    /// self, parent; a descendant step only first) with non-positional predicates.
+    /// `visit` returns true to stop. `Ok(None)`: the path needs the general evaluator;
+    /// `Ok(Some(stopped))` otherwise. `distinct`: the caller counts results, so steps
+    /// that could reach a node twice (parent) are not walked.
+    fn walk_path(
+        &mut self,
+        ir: &Ir,
+        f: &Focus,
+        distinct: bool,
+        visit: &mut dyn FnMut(NodeId) -> bool,
+    ) -> R<Option<bool>> {
+        let Ir::Path(start, steps) = ir else {
+            return Ok(None);
+        };
+        let Item::Node(ctx) = f.item else {
+            return Ok(None);
+        };
+        let from = match **start {
+            Ir::ContextItem => ctx,
+            Ir::Root => self.doc.root(),
+            _ => return Ok(None),
+        };
+        let walkable = steps.iter().enumerate().all(|(i, s)| match s {
+            Step::Axis { axis, preds, .. } => {
+                let axis_ok = match axis {
+                    Axis::Child | Axis::Attribute | Axis::Self_ => true,
+                    Axis::Parent => !distinct,
+                    Axis::Descendant | Axis::DescendantOrSelf => i == 0,
+                    _ => false,
+                };
+                axis_ok && preds.iter().all(|p| matches!(p, Pred::Bool(_)))
+            }
+            Step::DescendantNamed { preds, .. } => {
+                i == 0 && preds.iter().all(|p| matches!(p, Pred::Bool(_)))
+            }
+            Step::Expr(_) => false,
+        });
+        if !walkable {
+            return Ok(None);
+        }
+        if !self.names_present(steps) {
+            return Ok(Some(false));
+        }
+        self.walk(from, steps, visit).map(Some)
+    }
+
+    fn walk(
+        &mut self,
+        n: NodeId,
+        steps: &[Step],
+        visit: &mut dyn FnMut(NodeId) -> bool,
+    ) -> R<bool> {
+        let Some((step, rest)) = steps.split_first() else {
+            return Ok(visit(n));
+        };
+        let doc = self.doc;
+        match step {
+            Step::DescendantNamed { name, preds } => {
+                let Some(id) = self.name(*name) else {
+                    return Ok(false);
+                };
+                let all = doc.elements_named(id);
+                let end = doc.subtree_end(n);
+                let lo = all.partition_point(|m| *m <= n);
+                for &m in all[lo..].iter().take_while(|m| **m < end) {
+                    if self.preds_hold(m, preds)? && self.walk(m, rest, visit)? {
+                        return Ok(true);
+                    }
+                }
+                Ok(false)
+            }
+            Step::Axis { axis, test, preds } => {
+                let name = match test {
+                    NodeTest::Name(k) | NodeTest::KindNamed(_, k) => match self.name(*k) {
+                        Some(id) => Some(id),
+                        None => return Ok(false),
+                    },
+                    _ => None,
+                };
+                let principal = if *axis == Axis::Attribute {
+                    NodeKind::Attribute
+                } else {
+                    NodeKind::Element
+                };
+                match axis {
+                    Axis::Child => {
+                        if let (Some(id), NodeTest::Name(_), true) =
+                            (name, test, n == doc.document_element())
+                        {
+                            for &m in doc.document_element_children_named(id) {
+                                if self.preds_hold(m, preds)? && self.walk(m, rest, visit)? {
+                                    return Ok(true);
+                                }
+                            }
+                            return Ok(false);
+                        }
+                        let mut c = doc.first_child(n);
+                        while let Some(m) = c {
+                            let hit = match (test, name) {
+                                (NodeTest::Name(_), Some(id)) => doc.is_element_named(m, id),
+                                _ => node_test(doc, m, test, name, principal),
+                            };
+                            if hit && self.preds_hold(m, preds)? && self.walk(m, rest, visit)? {
+                                return Ok(true);
+                            }
+                            c = doc.next_sibling(m);
+                        }
+                        Ok(false)
+                    }
+                    Axis::Attribute => {
+                        if let (Some(id), NodeTest::Name(_)) = (name, test) {
+                            return match doc.attribute(n, id) {
+                                Some(a) => {
+                                    Ok(self.preds_hold(a, preds)? && self.walk(a, rest, visit)?)
+                                }
+                                None => Ok(false),
+                            };
+                        }
+                        for a in doc.attributes(n).map(NodeId) {
+                            if node_test(doc, a, test, name, principal)
+                                && self.preds_hold(a, preds)?
+                                && self.walk(a, rest, visit)?
+                            {
+                                return Ok(true);
+                            }
+                        }
+                        Ok(false)
+                    }
+                    Axis::Self_ | Axis::Parent => {
+                        let m = if *axis == Axis::Self_ {
+                            Some(n)
+                        } else {
+                            doc.parent(n)
+                        };
+                        match m {
+                            Some(m) if node_test(doc, m, test, name, principal) => {
+                                Ok(self.preds_hold(m, preds)? && self.walk(m, rest, visit)?)
+                            }
+                            _ => Ok(false),
+                        }
+                    }
+                    Axis::Descendant | Axis::DescendantOrSelf => {
+                        let begin = if *axis == Axis::DescendantOrSelf {
+                            n.0
+                        } else {
+                            n.0 + 1
+                        };
+                        let end = doc.subtree_end(n).0;
+                        for m in (begin..end).map(NodeId) {
+                            let kind_ok = m == n || doc.kind(m) != NodeKind::Attribute;
+                            if kind_ok
+                                && node_test(doc, m, test, name, principal)
+                                && self.preds_hold(m, preds)?
+                                && self.walk(m, rest, visit)?
+                            {
+                                return Ok(true);
+                            }
+                        }
+                        Ok(false)
+                    }
+                    _ => Err(err("XPST0017", "walk: unsupported axis")),
+                }
+            }
+            Step::Expr(_) => Err(err("XPST0017", "walk: expression step")),
+        }
+    }
+
+    /// Non-positional predicates on one candidate node.
+    fn preds_hold(&mut self, m: NodeId, preds: &[Pred]) -> R<bool> {
+        for p in preds {
+            let Pred::Bool(e) = p else {
+                return Err(err("XPST0017", "walk: positional predicate"));
+            };
+            if !self.eval_bool(e, &Focus::node(m))? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Whether every exact name the steps test for occurs in the document.
@@ -445,6 +694,28 @@ impl<'d> State<'d> {
                 })
             }
             Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            Ir::Path(..) => {
+                let mut found: [Option<NodeId>; 2] = [None, None];
+                let walked = self.walk_path(ir, f, true, &mut |n| {
+                    if found[0].is_none() {
+                        found[0] = Some(n);
+                        false
+                    } else {
+                        found[1] = Some(n);
+                        true
+                    }
+                })?;
+                if walked.is_some() {
+                    return match found {
+                        [None, _] => Ok(Cow::Borrowed("")),
+                        [Some(n), None] => Ok(doc.string_value(n)),
+                        [Some(_), Some(_)] => Err(err(
+                            "XPTY0004",
+                            "a sequence of more than one item where at most one is allowed",
+                        )),
+                    };
+                }
+            }
             Ir::Call(..) | Ir::Cast(..) | Ir::Arith(..) => {
                 if let Some(a) = self.single_atomic(ir, f)? {
                     return Ok(match a {
@@ -463,7 +734,10 @@ impl<'d> State<'d> {
             [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
             _ => Err(err(
                 "XPTY0004",
-                format!("a sequence of {} items where at most one is allowed", v.len()),
+                format!(
+                    "a sequence of {} items where at most one is allowed",
+                    v.len()
+                ),
             )),
         }
     }
@@ -495,7 +769,9 @@ impl<'d> State<'d> {
                 let s = self.string_opt(&args[0], f)?;
                 Some(Atomic::string(&s))
             }
-            Ir::Call(Func::Count, args) => Some(Atomic::Integer(self.eval(&args[0], f)?.len() as i64)),
+            Ir::Call(Func::Count, args) => {
+                Some(Atomic::Integer(self.eval(&args[0], f)?.len() as i64))
+            }
             Ir::Cast(e, t, optional) => {
                 let v = match self.single_atomic(e, f)? {
                     Some(v) => v,
@@ -731,7 +1007,11 @@ impl<'d> State<'d> {
                 }
                 let mut c = doc.first_child(n);
                 while let Some(m) = c {
-                    if matches(m) {
+                    let hit = match (test, name) {
+                        (NodeTest::Name(_), Some(id)) => doc.is_element_named(m, id),
+                        _ => matches(m),
+                    };
+                    if hit {
                         out.push(Item::Node(m));
                     }
                     c = doc.next_sibling(m);
@@ -933,6 +1213,17 @@ pub(crate) fn normalize_space(s: &str) -> Cow<'_, str> {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// The operands of a chain of unions, left to right.
+fn flatten_union<'a>(ir: &'a Ir, out: &mut Vec<&'a Ir>) {
+    match ir {
+        Ir::Set(SetOp::Union, a, b) => {
+            flatten_union(a, out);
+            flatten_union(b, out);
+        }
+        other => out.push(other),
+    }
 }
 
 fn single_node(v: &[Item]) -> R<Option<NodeId>> {

@@ -202,8 +202,8 @@ impl<'d> State<'d> {
     /// Boolean-valued functions evaluated without building a sequence (None: not one).
     pub(crate) fn call_bool(&mut self, func: Func, args: &[Ir], f: &Focus) -> R<Option<bool>> {
         Ok(Some(match func {
-            Func::Exists => !self.eval(&args[0], f)?.is_empty(),
-            Func::Empty => self.eval(&args[0], f)?.is_empty(),
+            Func::Exists => self.exists(&args[0], f)?,
+            Func::Empty => !self.exists(&args[0], f)?,
             Func::Not => !self.eval_bool(&args[0], f)?,
             Func::Boolean => self.eval_bool(&args[0], f)?,
             Func::True => true,

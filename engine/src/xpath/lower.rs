@@ -605,7 +605,7 @@ fn is_boolean(ir: &Ir) -> bool {
 
 /// Expressions that evaluate to nodes only (never a number, so as a predicate they filter
 /// by existence, not by position).
-fn yields_nodes(ir: &Ir) -> bool {
+pub(crate) fn yields_nodes(ir: &Ir) -> bool {
     match ir {
         Ir::Root => true,
         Ir::Path(_, steps) => matches!(
