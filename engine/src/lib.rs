@@ -3,6 +3,7 @@
 //! The engine knows nothing of HTTP, storage or tenants.
 
 pub mod checks;
+pub mod detect;
 pub mod document;
 pub mod pack;
 pub mod registry;

@@ -33,8 +33,26 @@ fn valid_example_exits_zero_with_a_json_report() {
     );
     let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
     assert_eq!(report["verdict"], "valid");
-    assert_eq!(report["profile"], "en16931-ubl@1.3.16");
+    // A Peppol BIS 3 invoice between two Slovak parties: the Slovak profile is detected
+    // and the report says why.
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.1");
+    assert!(report["detection"].as_str().unwrap().contains("Slovakia"));
     assert_eq!(report["rules_version"][0], "en16931-ubl@1.3.16");
+    assert_eq!(report["rules_version"][2], "sk-national@2027.1");
+}
+
+#[test]
+fn an_explicit_profile_is_used_as_named() {
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "en16931-ubl",
+        "examples/invoice-sk.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["profile"], "en16931-ubl@1.3.16");
+    assert!(report.get("detection").is_none());
 }
 
 #[test]

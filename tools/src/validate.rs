@@ -4,12 +4,15 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use invex_engine::detect::detect_profile;
+use invex_engine::document::Document;
 use invex_engine::pack::LoadError;
 use invex_engine::registry::Catalog;
 use invex_engine::report::{to_svrl, to_text, Report};
-use invex_engine::rules::RuleSet;
+use invex_engine::rules::{self, RuleSet};
 use rayon::prelude::*;
 
 /// Output format of `invex validate`.
@@ -35,15 +38,23 @@ impl FromStr for Format {
     }
 }
 
-/// The profile `invex validate` uses when none is named.
-pub const DEFAULT_PROFILE: &str = "en16931-ubl";
+/// The profile `invex validate` uses when none is named: [`AUTO_PROFILE`].
+pub const DEFAULT_PROFILE: &str = AUTO_PROFILE;
+
+/// The profile name that asks for detection: each file is validated with the profile its
+/// specification identifier (BT-24) and parties' countries call for (see
+/// [`invex_engine::detect`]), or with [`FALLBACK_PROFILE`] when the catalog lacks it.
+pub const AUTO_PROFILE: &str = "auto";
+
+/// The profile detection falls back to when the detected one is not in the catalog.
+pub const FALLBACK_PROFILE: &str = "en16931-ubl";
 
 /// Show a progress bar from this many files on (when stderr is a terminal).
 pub const PROGRESS_THRESHOLD: usize = 20;
 
 #[derive(Clone, Debug)]
 pub struct ValidateOptions {
-    /// `id` or `id@version`.
+    /// `id`, `id@version`, or [`AUTO_PROFILE`] to detect the profile of each file.
     pub profile: String,
     pub format: Format,
     pub rulepacks: PathBuf,
@@ -92,12 +103,55 @@ pub fn validate_file(rules: &RuleSet, path: &Path) -> FileResult {
     rules.validate_bytes(&bytes).map_err(|e| e.to_string())
 }
 
-/// Load the rule packs and pick the profile.
-pub fn load_ruleset(rulepacks: &Path, profile: &str) -> Result<Arc<RuleSet>, ValidateError> {
-    let catalog = Catalog::load(rulepacks).map_err(|errors| ValidateError::Load {
+/// The result for one file in auto mode: the report and the rule set that produced it.
+pub type DetectedResult = Result<(Report, Arc<RuleSet>), String>;
+
+/// Validate one file with the profile detected from it (or [`FALLBACK_PROFILE`] when the
+/// catalog lacks that profile). The report's `detection` says which profile and why.
+pub fn validate_file_detected(catalog: &Catalog, path: &Path) -> DetectedResult {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let start = Instant::now();
+    let doc = Document::parse(&bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
+    let detection = detect_profile(&doc);
+    let (rules, note) = match catalog.ruleset(&detection.profile) {
+        Some(rules) => (
+            rules,
+            format!("detected {}: {}", detection.profile, detection.reason),
+        ),
+        None => match catalog.ruleset(FALLBACK_PROFILE) {
+            Some(rules) => (
+                rules,
+                format!(
+                    "detected {} ({}), which is not installed: fell back to {FALLBACK_PROFILE}",
+                    detection.profile, detection.reason
+                ),
+            ),
+            None => {
+                return Err(format!(
+                    "detected profile `{}` ({}); neither it nor the fallback `{FALLBACK_PROFILE}` \
+                     is installed",
+                    detection.profile, detection.reason
+                ))
+            }
+        },
+    };
+    let mut report = rules.validate(&doc);
+    report.detection = Some(note);
+    report.duration_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+    Ok((report, rules))
+}
+
+/// Load the rule-pack directory.
+pub fn load_catalog(rulepacks: &Path) -> Result<Catalog, ValidateError> {
+    Catalog::load(rulepacks).map_err(|errors| ValidateError::Load {
         dir: rulepacks.to_path_buf(),
         errors,
-    })?;
+    })
+}
+
+/// Load the rule packs and pick the profile.
+pub fn load_ruleset(rulepacks: &Path, profile: &str) -> Result<Arc<RuleSet>, ValidateError> {
+    let catalog = load_catalog(rulepacks)?;
     catalog
         .ruleset(profile)
         .ok_or_else(|| ValidateError::UnknownProfile {
@@ -124,8 +178,26 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, ValidateError> {
+    if opts.profile == AUTO_PROFILE {
+        let catalog = load_catalog(&opts.rulepacks)?;
+        return run_detected(&catalog, opts.format, opts.progress, files, out, err);
+    }
     let rules = load_ruleset(&opts.rulepacks, &opts.profile)?;
     run_with(&rules, opts.format, opts.progress, files, out, err)
+}
+
+/// [`run`] with profile detection per file, the catalog already loaded.
+pub fn run_detected(
+    catalog: &Catalog,
+    format: Format,
+    progress: bool,
+    files: &[PathBuf],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Outcome, ValidateError> {
+    run_files(format, progress, files, out, err, |path| {
+        validate_file_detected(catalog, path)
+    })
 }
 
 /// [`run`] with a rule set already loaded.
@@ -137,6 +209,25 @@ pub fn run_with(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, ValidateError> {
+    run_files(format, progress, files, out, err, |path| {
+        validate_file(rules, path).map(|report| (report, rules))
+    })
+}
+
+/// Validate `files` with `validate` (which also hands back the rule set used, for SVRL) and
+/// write the results.
+fn run_files<R, F>(
+    format: Format,
+    progress: bool,
+    files: &[PathBuf],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    validate: F,
+) -> Result<Outcome, ValidateError>
+where
+    R: std::ops::Deref<Target = RuleSet> + Send,
+    F: Fn(&Path) -> Result<(Report, R), String> + Sync,
+{
     let several = files.len() > 1;
     let bar = if progress {
         let bar = ProgressBar::new(files.len() as u64);
@@ -152,10 +243,10 @@ pub fn run_with(
     let mut outcome = Outcome::AllValid;
     // Validate in parallel, a chunk at a time, and print each chunk in order.
     for chunk in files.chunks(64) {
-        let results: Vec<FileResult> = chunk
+        let results: Vec<Result<(Report, R), String>> = chunk
             .par_iter()
             .map(|path| {
-                let r = validate_file(rules, path);
+                let r = validate(path);
                 if let Some(bar) = &bar {
                     bar.inc(1);
                 }
@@ -164,7 +255,7 @@ pub fn run_with(
             .collect();
         for (path, result) in chunk.iter().zip(results) {
             let this = match &result {
-                Ok(r) if r.is_valid() => Outcome::AllValid,
+                Ok((r, _)) if r.is_valid() => Outcome::AllValid,
                 Ok(_) => Outcome::SomeInvalid,
                 Err(_) => Outcome::Errors,
             };
@@ -176,7 +267,8 @@ pub fn run_with(
                     None => writeln!(err, "{line}")?,
                 }
             }
-            write_result(out, rules, format, several, path, &result)?;
+            let result = result.as_ref().map(|(report, rules)| (report, &**rules));
+            write_result(out, format, several, path, result)?;
         }
     }
     if let Some(bar) = bar {
@@ -188,15 +280,14 @@ pub fn run_with(
 
 fn write_result(
     out: &mut dyn Write,
-    rules: &RuleSet,
     format: Format,
     several: bool,
     path: &Path,
-    result: &FileResult,
+    result: Result<(&Report, &RuleSet), &String>,
 ) -> std::io::Result<()> {
     let file = path.display().to_string();
     match (format, result) {
-        (Format::Json, Ok(report)) if several => {
+        (Format::Json, Ok((report, _))) if several => {
             let line = serde_json::to_string(&WithFile {
                 file: &file,
                 report,
@@ -204,27 +295,39 @@ fn write_result(
             .map_err(std::io::Error::other)?;
             writeln!(out, "{line}")
         }
-        (Format::Json, Ok(report)) => writeln!(out, "{}", report.to_json_pretty()),
+        (Format::Json, Ok((report, _))) => writeln!(out, "{}", report.to_json_pretty()),
         (Format::Json, Err(e)) if several => {
             let value = serde_json::json!({ "file": file, "error": e });
             writeln!(out, "{value}")
         }
         (Format::Json, Err(_)) => Ok(()),
-        (Format::Svrl, Ok(report)) => {
+        (Format::Svrl, Ok((report, rules))) => {
             let svrl = to_svrl(report, Some(rules));
+            // Each file's document, introduced by comments after its declaration.
+            let mut comments = String::new();
             if several {
-                // Each file's document, introduced by a comment after its declaration.
-                let (decl, body) = svrl.split_once('\n').unwrap_or(("", svrl.as_str()));
-                writeln!(out, "{decl}\n<!-- file: {} -->", comment_safe(&file))?;
-                write!(out, "{body}")
-            } else {
-                write!(out, "{svrl}")
+                comments.push_str(&format!("<!-- file: {} -->\n", comment_safe(&file)));
             }
+            if let Some(detection) = &report.detection {
+                comments.push_str(&format!(
+                    "<!-- profile {}, {} -->\n",
+                    comment_safe(&report.profile),
+                    comment_safe(detection)
+                ));
+            }
+            if comments.is_empty() {
+                return write!(out, "{svrl}");
+            }
+            let (decl, body) = svrl.split_once('\n').unwrap_or(("", svrl.as_str()));
+            write!(out, "{decl}\n{comments}{body}")
         }
         (Format::Svrl, Err(_)) => Ok(()),
-        (Format::Text, Ok(report)) => {
+        (Format::Text, Ok((report, _))) => {
             if several {
                 writeln!(out, "==> {file} <==")?;
+            }
+            if let Some(detection) = &report.detection {
+                writeln!(out, "profile {}, {detection}", report.profile)?;
             }
             write!(out, "{}", to_text(report))
         }
@@ -343,6 +446,150 @@ mod tests {
         assert!(out.contains("invalid: 1 fatal"));
         let (_, out, _) = run_to_strings(&opts(dir.path(), Format::Svrl), &[bad]);
         assert!(out.contains("<svrl:failed-assert id=\"T-01\""), "{out}");
+    }
+
+    /// A UBL rule-pack tree: pack `base@1` (fatal B-01: an invoice has an ID) in profile
+    /// `en16931-ubl@1`, and with `with_sk` pack `sk@1` (warning SK-T-01, always) stacked
+    /// on it in profile `peppol-bis3-sk@1`.
+    fn ubl_tree(root: &Path, with_sk: bool) {
+        let pack = |id: &str, rule: &str, flag: &str, test: &str| {
+            write(
+                root,
+                &format!("{id}/1/pack.yaml"),
+                &format!(
+                    "pack: {id}\nversion: '1'\ntitle: {id}\nnamespaces:\n  \
+                     ubl: urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\n  \
+                     cbc: urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2\n\
+                     patterns: [patterns/main.yaml]\n"
+                ),
+            );
+            write(
+                root,
+                &format!("{id}/1/patterns/main.yaml"),
+                &format!(
+                    "pattern: main\nrules:\n  - context: /ubl:Invoice\n    asserts:\n      \
+                     - id: {rule}\n        flag: {flag}\n        test: {test}\n        \
+                     message: m\n        remediation: r\n        owner: sender-mapping\n"
+                ),
+            );
+        };
+        pack("base", "B-01", "fatal", "exists(cbc:ID)");
+        let mut profiles =
+            String::from("profiles:\n  - id: en16931-ubl\n    version: '1'\n    packs: [base@1]\n");
+        if with_sk {
+            pack("sk", "SK-T-01", "warning", "false()");
+            profiles
+                .push_str("  - id: peppol-bis3-sk\n    version: '1'\n    packs: [base@1, sk@1]\n");
+        }
+        write(root, "profiles.yaml", &profiles);
+    }
+
+    /// A Peppol BIS invoice from a Slovak seller to a buyer in `buyer_country`.
+    fn peppol_doc(buyer_country: &str) -> String {
+        let party = |c: &str| {
+            format!(
+                "<cac:Party><cac:PostalAddress><cac:Country><cbc:IdentificationCode>{c}\
+                 </cbc:IdentificationCode></cac:Country></cac:PostalAddress></cac:Party>"
+            )
+        };
+        format!(
+            "<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2' \
+             xmlns:cac='urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2' \
+             xmlns:cbc='urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2'>\
+             <cbc:CustomizationID>urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0</cbc:CustomizationID>\
+             <cbc:ID>1</cbc:ID>\
+             <cac:AccountingSupplierParty>{}</cac:AccountingSupplierParty>\
+             <cac:AccountingCustomerParty>{}</cac:AccountingCustomerParty></Invoice>",
+            party("SK"),
+            party(buyer_country)
+        )
+    }
+
+    fn auto(dir: &Path, format: Format) -> ValidateOptions {
+        ValidateOptions {
+            profile: DEFAULT_PROFILE.into(),
+            ..opts(dir, format)
+        }
+    }
+
+    #[test]
+    fn the_default_profile_is_detection() {
+        assert_eq!(DEFAULT_PROFILE, AUTO_PROFILE);
+        assert_eq!(FALLBACK_PROFILE, "en16931-ubl");
+    }
+
+    #[test]
+    fn auto_detects_the_profile_per_file_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        ubl_tree(dir.path(), true);
+        let sk = write(dir.path(), "in/sk.xml", &peppol_doc("SK"));
+        let cz = write(dir.path(), "in/cz.xml", &peppol_doc("CZ"));
+        let (outcome, out, err) =
+            run_to_strings(&auto(dir.path(), Format::Json), &[sk.clone(), cz.clone()]);
+        assert_eq!(outcome, Outcome::AllValid, "{err}");
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["profile"], "peppol-bis3-sk@1");
+        let why = lines[0]["detection"].as_str().unwrap();
+        assert!(why.starts_with("detected peppol-bis3-sk: "), "{why}");
+        assert!(why.contains("BT-40 and BT-55 = SK"), "{why}");
+        assert_eq!(lines[0]["findings"][0]["rule_id"], "SK-T-01");
+        // peppol-bis3 is detected for SK -> CZ but not installed here: fallback.
+        assert_eq!(lines[1]["profile"], "en16931-ubl@1");
+        let why = lines[1]["detection"].as_str().unwrap();
+        assert!(why.starts_with("detected peppol-bis3 ("), "{why}");
+        assert!(
+            why.ends_with("which is not installed: fell back to en16931-ubl"),
+            "{why}"
+        );
+        assert_eq!(lines[1]["findings"].as_array().unwrap().len(), 0);
+    }
+
+    #[test]
+    fn auto_reports_detection_in_text_and_svrl() {
+        let dir = tempfile::tempdir().unwrap();
+        ubl_tree(dir.path(), true);
+        let sk = write(dir.path(), "in/sk.xml", &peppol_doc("SK"));
+        let (_, out, _) =
+            run_to_strings(&auto(dir.path(), Format::Text), std::slice::from_ref(&sk));
+        assert!(
+            out.starts_with("profile peppol-bis3-sk@1, detected peppol-bis3-sk: "),
+            "{out}"
+        );
+        let (_, out, _) = run_to_strings(&auto(dir.path(), Format::Svrl), &[sk]);
+        let second = out.lines().nth(1).unwrap();
+        assert!(
+            second.starts_with("<!-- profile peppol-bis3-sk@1, detected peppol-bis3-sk: "),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn auto_without_the_fallback_profile_is_a_file_error() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let f = write(dir.path(), "in/ok.xml", OK_DOC);
+        let (outcome, _, err) = run_to_strings(&auto(dir.path(), Format::Json), &[f]);
+        assert_eq!(outcome, Outcome::Errors);
+        assert!(
+            err.contains("neither it nor the fallback `en16931-ubl`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_named_profile_reports_no_detection() {
+        let dir = tempfile::tempdir().unwrap();
+        ubl_tree(dir.path(), true);
+        let sk = write(dir.path(), "in/sk.xml", &peppol_doc("SK"));
+        let mut o = opts(dir.path(), Format::Json);
+        o.profile = "en16931-ubl".into();
+        let (_, out, _) = run_to_strings(&o, &[sk]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["profile"], "en16931-ubl@1");
+        assert!(v.get("detection").is_none(), "{out}");
     }
 
     #[test]

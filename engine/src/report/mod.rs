@@ -110,6 +110,10 @@ pub struct Report {
     pub verdict: Verdict,
     /// The profile, `id@version`.
     pub profile: String,
+    /// How the profile was chosen when the client named none (detection from the document),
+    /// e.g. `detected peppol-bis3-sk: ...`. Absent when the client named the profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<String>,
     /// Every pack used, `id@version`, lowest layer first.
     pub rules_version: Vec<String>,
     pub counts: Counts,
@@ -134,6 +138,7 @@ impl Report {
         Report {
             verdict,
             profile,
+            detection: None,
             rules_version,
             counts,
             findings,

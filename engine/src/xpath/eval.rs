@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
@@ -40,7 +41,7 @@ pub(crate) struct State<'d> {
     pub locals: Vec<Sequence>,
     /// NameKey → this document's NameId (None inside: the document has no such name).
     names: Vec<Option<Option<NameId>>>,
-    cache: HashMap<u32, Sequence>,
+    cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
 }
 
 impl<'d> State<'d> {
@@ -50,7 +51,7 @@ impl<'d> State<'d> {
             globals: vec![Vec::new(); globals],
             locals: Vec::new(),
             names: Vec::new(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         }
     }
 
@@ -1213,6 +1214,26 @@ pub(crate) fn normalize_space(s: &str) -> Cow<'_, str> {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// Hasher for the per-document cache: its keys are small distinct integers handed out by
+/// the compiler, so a multiplicative mix is enough (SipHash showed up in profiles).
+#[derive(Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
 /// The operands of a chain of unions, left to right.

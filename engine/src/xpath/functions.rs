@@ -346,11 +346,17 @@ impl<'d> State<'d> {
             Func::Number => {
                 let v = self.eval(&args[0], f)?;
                 let n = match v.as_slice() {
+                    [] => f64::NAN,
                     [one] => match atomize_item(self.doc, one).cast(AtomicType::Double) {
                         Ok(Atomic::Double(d)) => d,
                         _ => f64::NAN,
                     },
-                    _ => f64::NAN,
+                    _ => {
+                        return Err(err(
+                            "XPTY0004",
+                            format!("number() takes at most one item, got {}", v.len()),
+                        ))
+                    }
                 };
                 vec![Item::Atomic(Atomic::Double(n))]
             }

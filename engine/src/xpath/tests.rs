@@ -108,6 +108,8 @@ fn round_abs_number_mod_div() {
     assert_eq!(s("abs(-3.5)"), "3.5");
     assert_eq!(s("number('12.5')"), "12.5");
     assert_eq!(s("number('x')"), "NaN");
+    assert_eq!(s("number(())"), "NaN");
+    assert_eq!(error_code("number((1, 2))"), "XPTY0004");
     assert_eq!(s("10 mod 3"), "1");
     assert_eq!(s("1 div 4"), "0.25");
     assert_eq!(s("7 idiv 2"), "3");
