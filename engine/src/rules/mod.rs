@@ -399,15 +399,10 @@ impl<'d> Run<'d> {
         let doc = self.doc;
         let mut ev = Evaluator::new(doc, pack.variable_count);
         let root = doc.root();
+        // Global lets are evaluated on first use, as XSLT does: an error surfaces as an
+        // engine-error of the rule that uses the variable, never for an unused one.
         for l in &pack.global_lets {
-            match ev.eval(&l.expr, root) {
-                Ok(v) => ev.set_variable(l.slot, v),
-                Err(e) => {
-                    ev.set_variable(l.slot, Vec::new());
-                    let at = doc.document_element();
-                    self.engine_error(layer, at, &format!("${}", l.name), None, &e);
-                }
-            }
+            ev.set_variable_lazy(l.slot, &l.expr);
         }
         for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
             let shadowing = pattern.rules.len() > 1;
@@ -419,7 +414,7 @@ impl<'d> Run<'d> {
                 if active.is_empty() && !claims {
                     continue;
                 }
-                let nodes = match ev.select_nodes(&rule.context, root) {
+                let nodes = match ev.select_matching(&rule.context, root) {
                     Ok(n) => n,
                     Err(e) => {
                         let at = doc.document_element();

@@ -239,7 +239,10 @@ rules:
 }
 
 #[test]
-fn global_let_error_is_reported_once() {
+fn global_let_error_surfaces_in_the_rules_that_use_it() {
+    // Global lets are evaluated on first use (XSLT semantics): the rule using a failing
+    // variable gets an engine-error, a rule that does not use it runs normally, and a
+    // failing variable nobody reads reports nothing.
     let dir = tempfile::tempdir().unwrap();
     let p = "pattern: main
 rules:
@@ -248,19 +251,57 @@ rules:
       - id: G-1
         flag: warning
         test: empty($broken)
-        message: the variable is empty after an error
+        message: uses the failing variable
+      - id: G-2
+        flag: warning
+        test: false()
+        message: independent of it
 ";
     pack(
         dir.path(),
         "p",
         "1",
         &[("main", p)],
-        "lets:\n  - name: broken\n    value: xs:decimal('1,5')\n",
+        "lets:\n  - name: broken\n    value: xs:decimal('1,5')\n  - name: unused\n    value: xs:decimal('x')\n",
     );
     let rs = single(dir.path(), "p@1");
     let r = rs.validate_bytes(DOC.as_bytes()).unwrap();
-    assert_eq!(ids(&r), [ENGINE_ERROR]);
-    assert_eq!(r.findings[0].about_rule.as_deref(), Some("$broken"));
+    assert_eq!(ids(&r), [ENGINE_ERROR, "G-2"]);
+    assert_eq!(r.findings[0].about_rule.as_deref(), Some("G-1"));
+    assert!(
+        r.findings[0].message.contains("FORG0001"),
+        "{}",
+        r.findings[0].message
+    );
+}
+
+#[test]
+fn an_error_in_a_context_predicate_means_no_match_for_that_node() {
+    // XSLT pattern semantics: a dynamic error while matching a node makes the pattern not
+    // match that node; other nodes still match, and later rules of the pattern see it.
+    let dir = tempfile::tempdir().unwrap();
+    let p = "pattern: main
+rules:
+  - context: t:Line[xs:decimal(@amount) > 1]
+    asserts:
+      - id: C-1
+        flag: fatal
+        test: false()
+        message: big line
+  - context: t:Line
+    asserts:
+      - id: C-2
+        flag: warning
+        test: false()
+        message: other line
+";
+    pack(dir.path(), "p", "1", &[("main", p)], "");
+    let rs = single(dir.path(), "p@1");
+    let doc = "<Doc xmlns='urn:test:doc'><Line amount='x'/><Line amount='3'/></Doc>";
+    let r = rs.validate_bytes(doc.as_bytes()).unwrap();
+    let mut got = ids(&r);
+    got.sort();
+    assert_eq!(got, ["C-1", "C-2"]);
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use super::functions::Func;
 use super::ir::{Axis, Ir, KindTest, NameKey, NodeCmp, NodeTest, Occurrence, Pred, SetOp, Step};
 use super::lower::yields_nodes;
 use super::value::{
@@ -15,6 +16,15 @@ use super::EvalError;
 use crate::document::{Document, NameId, NodeId, NodeKind};
 
 type R<T> = Result<T, EvalError>;
+
+/// A global variable: its value, or its definition until first use.
+#[derive(Clone, Debug)]
+pub(crate) enum Global {
+    Value(Sequence),
+    Pending(Arc<Ir>, u32),
+    Failed(EvalError),
+    Evaluating,
+}
 
 /// The focus: context item, position and size.
 #[derive(Clone, Debug)]
@@ -37,34 +47,37 @@ impl Focus {
 /// Per-document state of the native evaluator.
 pub(crate) struct State<'d> {
     pub doc: &'d Document,
-    pub globals: Vec<Sequence>,
+    pub globals: Vec<Global>,
     pub locals: Vec<Sequence>,
     /// NameKey → this document's NameId (None inside: the document has no such name).
     names: Vec<Option<Option<NameId>>>,
     cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
+    /// Matching a rule context: a dynamic error in a predicate means "no match" for that
+    /// node (XSLT pattern semantics), not a failed rule.
+    pub lenient_predicates: bool,
 }
 
 impl<'d> State<'d> {
     pub fn new(doc: &'d Document, globals: usize) -> Self {
         State {
             doc,
-            globals: vec![Vec::new(); globals],
+            globals: (0..globals).map(|_| Global::Value(Vec::new())).collect(),
             locals: Vec::new(),
             names: Vec::new(),
             cache: HashMap::default(),
+            lenient_predicates: false,
         }
     }
 
     fn name(&mut self, key: NameKey) -> Option<NameId> {
-        let i = key.0 as usize;
+        let i = key.index();
         if i >= self.names.len() {
             self.names.resize(NameKey::count().max(i + 1), None);
         }
         if let Some(r) = self.names[i] {
             return r;
         }
-        let (ns, local) = key.resolve();
-        let r = self.doc.lookup_name(&ns, &local);
+        let r = self.doc.lookup_name(key.namespace(), key.local());
         self.names[i] = Some(r);
         r
     }
@@ -83,7 +96,7 @@ impl<'d> State<'d> {
                     ))
                 }
             },
-            Ir::Global(s) => self.globals[*s as usize].clone(),
+            Ir::Global(s) => self.global(*s as usize)?,
             Ir::Local(s) => self.locals[*s as usize].clone(),
             Ir::Seq(items) => {
                 let mut out = Vec::new();
@@ -287,6 +300,53 @@ impl<'d> State<'d> {
         })
     }
 
+    /// A global variable's value, evaluating a lazy one on first use (as XSLT evaluates
+    /// global variables: an error surfaces in the rule that uses the variable, and a
+    /// variable no rule reaches never fails the report).
+    /// A global's value for the fallback evaluator (unbound slots are empty).
+    pub fn global_value(&mut self, i: usize) -> R<Sequence> {
+        if i >= self.globals.len() {
+            return Ok(Vec::new());
+        }
+        self.global(i)
+    }
+
+    fn global(&mut self, i: usize) -> R<Sequence> {
+        let Some(slot) = self.globals.get_mut(i) else {
+            return Err(err("XPST0008", "undeclared global variable"));
+        };
+        match std::mem::replace(slot, Global::Evaluating) {
+            Global::Value(v) => {
+                self.globals[i] = Global::Value(v.clone());
+                Ok(v)
+            }
+            Global::Failed(e) => {
+                self.globals[i] = Global::Failed(e.clone());
+                Err(e)
+            }
+            Global::Evaluating => Err(err("XTDE0640", "circular global variable definition")),
+            Global::Pending(ir, locals) => {
+                // Its own local slots: do not clobber those of the expression using it.
+                let saved = std::mem::replace(&mut self.locals, vec![Vec::new(); locals as usize]);
+                let lenient = std::mem::replace(&mut self.lenient_predicates, false);
+                let root = Focus::node(self.doc.root());
+                let r = self.eval(&ir, &root);
+                self.locals = saved;
+                self.lenient_predicates = lenient;
+                match r {
+                    Ok(v) => {
+                        self.globals[i] = Global::Value(v.clone());
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        self.globals[i] = Global::Failed(e.clone());
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
     fn set_local(&mut self, slot: u32, v: Sequence) {
         let i = slot as usize;
         if i >= self.locals.len() {
@@ -483,11 +543,19 @@ impl<'d> State<'d> {
         };
         let doc = self.doc;
         match step {
-            Step::DescendantNamed { name, preds } => {
+            Step::DescendantNamed {
+                name,
+                attribute,
+                preds,
+            } => {
                 let Some(id) = self.name(*name) else {
                     return Ok(false);
                 };
-                let all = doc.elements_named(id);
+                let all = if *attribute {
+                    doc.attributes_named(id)
+                } else {
+                    doc.elements_named(id)
+                };
                 let end = doc.subtree_end(n);
                 let lo = all.partition_point(|m| *m <= n);
                 for &m in all[lo..].iter().take_while(|m| **m < end) {
@@ -593,13 +661,22 @@ impl<'d> State<'d> {
         }
     }
 
+    /// A predicate's outcome; in lenient mode (rule contexts) an error is "false".
+    fn predicate(&self, r: R<bool>) -> R<bool> {
+        match r {
+            Err(_) if self.lenient_predicates => Ok(false),
+            other => other,
+        }
+    }
+
     /// Non-positional predicates on one candidate node.
     fn preds_hold(&mut self, m: NodeId, preds: &[Pred]) -> R<bool> {
         for p in preds {
             let Pred::Bool(e) = p else {
                 return Err(err("XPST0017", "walk: positional predicate"));
             };
-            if !self.eval_bool(e, &Focus::node(m))? {
+            let holds = self.eval_bool(e, &Focus::node(m));
+            if !self.predicate(holds)? {
                 return Ok(false);
             }
         }
@@ -695,6 +772,20 @@ impl<'d> State<'d> {
                 })
             }
             Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            // local-name() / name() of the context node: the interned name, no copy.
+            Ir::Call(func @ (Func::LocalName | Func::Name), args)
+                if matches!(args.as_slice(), [Ir::ContextItem]) =>
+            {
+                if let Item::Node(n) = f.item {
+                    let Some(id) = doc.name(n) else {
+                        return Ok(Cow::Borrowed(""));
+                    };
+                    let q = doc.qname(id);
+                    if *func == Func::LocalName || q.prefix.is_empty() {
+                        return Ok(Cow::Borrowed(q.local.as_str()));
+                    }
+                }
+            }
             Ir::Path(..) => {
                 let mut found: [Option<NodeId>; 2] = [None, None];
                 let walked = self.walk_path(ir, f, true, &mut |n| {
@@ -839,7 +930,8 @@ impl<'d> State<'d> {
                             pos: i + 1,
                             size,
                         };
-                        if self.eval_bool(e, &focus)? {
+                        let holds = self.eval_bool(e, &focus);
+                        if self.predicate(holds)? {
                             out.push(focus.item);
                         }
                     }
@@ -854,13 +946,13 @@ impl<'d> State<'d> {
                             pos: i + 1,
                             size,
                         };
-                        let r = self.eval(e, &focus)?;
-                        let keep = match r.as_slice() {
+                        let r = self.eval(e, &focus).and_then(|r| match r.as_slice() {
                             [Item::Atomic(a)] if a.is_numeric() => {
-                                a.as_f64() == Some((i + 1) as f64)
+                                Ok(a.as_f64() == Some((i + 1) as f64))
                             }
-                            _ => effective_boolean(&r)?,
-                        };
+                            _ => effective_boolean(&r),
+                        });
+                        let keep = self.predicate(r)?;
                         if keep {
                             out.push(focus.item);
                         }
@@ -910,11 +1002,19 @@ impl<'d> State<'d> {
                 }
                 Ok(out)
             }
-            Step::DescendantNamed { name, preds } => {
+            Step::DescendantNamed {
+                name,
+                attribute,
+                preds,
+            } => {
                 let Some(id) = self.name(*name) else {
                     return Ok(Vec::new());
                 };
-                let all = self.doc.elements_named(id);
+                let all = if *attribute {
+                    self.doc.attributes_named(id)
+                } else {
+                    self.doc.elements_named(id)
+                };
                 let many = input.len() > 1;
                 let mut out = Vec::new();
                 for it in input {

@@ -9,46 +9,73 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::functions::Func;
 use super::value::{ArithOp, Atomic, AtomicType, CompOp};
 
-/// A global key for an expanded name (namespace URI, local name).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NameKey(pub u32);
+/// A global key for an expanded name (namespace URI, local name). Interned once per
+/// distinct name for the life of the process (names come from rule packs, a bounded set),
+/// so evaluation reads the strings without locking.
+#[derive(Clone, Copy, Debug)]
+pub struct NameKey(&'static NameEntry);
 
-#[derive(Default)]
-struct NameTable {
-    ids: std::collections::HashMap<(String, String), u32>,
-    names: Vec<(Arc<str>, Arc<str>)>,
+#[derive(Debug)]
+pub struct NameEntry {
+    id: u32,
+    namespace: Box<str>,
+    local: Box<str>,
 }
+
+impl PartialEq for NameKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+impl Eq for NameKey {}
+impl std::hash::Hash for NameKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state)
+    }
+}
+
+type NameTable = std::collections::HashMap<(Box<str>, Box<str>), &'static NameEntry>;
 
 fn names() -> &'static Mutex<NameTable> {
     static TABLE: OnceLock<Mutex<NameTable>> = OnceLock::new();
     TABLE.get_or_init(Default::default)
 }
 
+static NAME_COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 impl NameKey {
     pub fn intern(namespace: &str, local: &str) -> NameKey {
         let mut t = names().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(id) = t.ids.get(&(namespace.to_string(), local.to_string())) {
-            return NameKey(*id);
+        let key = (Box::from(namespace), Box::from(local));
+        if let Some(e) = t.get(&key) {
+            return NameKey(e);
         }
-        let id = t.names.len() as u32;
-        t.names.push((Arc::from(namespace), Arc::from(local)));
-        t.ids.insert((namespace.to_string(), local.to_string()), id);
-        NameKey(id)
+        let id = NAME_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let entry: &'static NameEntry = Box::leak(Box::new(NameEntry {
+            id,
+            namespace: Box::from(namespace),
+            local: Box::from(local),
+        }));
+        t.insert(key, entry);
+        NameKey(entry)
     }
 
-    /// (namespace URI, local name)
-    pub fn resolve(self) -> (Arc<str>, Arc<str>) {
-        let t = names().lock().unwrap_or_else(|e| e.into_inner());
-        t.names[self.0 as usize].clone()
+    /// Dense index of this name (0 .. [`NameKey::count`]).
+    pub fn index(self) -> usize {
+        self.0.id as usize
     }
 
-    /// Upper bound of keys handed out so far.
+    pub fn namespace(self) -> &'static str {
+        &self.0.namespace
+    }
+
+    pub fn local(self) -> &'static str {
+        &self.0.local
+    }
+
+    /// Upper bound of key indexes handed out so far.
     pub fn count() -> usize {
-        names()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .names
-            .len()
+        NAME_COUNT.load(std::sync::atomic::Ordering::Relaxed) as usize
     }
 }
 
@@ -137,7 +164,12 @@ pub enum Step {
         preds: Vec<Pred>,
     },
     /// `//name[non-positional preds]` collapsed: descendant elements through the name index.
-    DescendantNamed { name: NameKey, preds: Vec<Pred> },
+    /// Also `//@name[...]` (`attribute`: attributes through their index).
+    DescendantNamed {
+        name: NameKey,
+        attribute: bool,
+        preds: Vec<Pred>,
+    },
     /// Any other step expression, evaluated with each node as context.
     Expr(Ir),
 }

@@ -552,12 +552,13 @@ fn sequence_type(st: &ast::SequenceType) -> R<(ItemTypeIr, Occurrence)> {
     }
 }
 
-/// `descendant-or-self::node()/child::name[non-positional]` → one index lookup.
+/// `descendant-or-self::node()/child::name[non-positional]` (and `/attribute::name`) →
+/// one index lookup.
 fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
     let mut out: Vec<Step> = Vec::with_capacity(steps.len());
     for s in steps {
         if let Step::Axis {
-            axis: Axis::Child,
+            axis: axis @ (Axis::Child | Axis::Attribute),
             test: NodeTest::Name(name),
             preds,
         } = &s
@@ -574,6 +575,7 @@ fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
                 out.pop();
                 out.push(Step::DescendantNamed {
                     name: *name,
+                    attribute: *axis == Axis::Attribute,
                     preds: preds.clone(),
                 });
                 continue;

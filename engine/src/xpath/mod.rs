@@ -112,7 +112,7 @@ pub struct EvalError {
 #[derive(Debug)]
 enum Body {
     Native {
-        ir: ir::Ir,
+        ir: Arc<ir::Ir>,
         locals: u32,
     },
     Fallback {
@@ -195,7 +195,7 @@ fn finish(
         Ok(ir) => Ok(Expr {
             src: src.to_string(),
             body: Body::Native {
-                ir,
+                ir: Arc::new(ir),
                 locals: l.local_count,
             },
         }),
@@ -308,11 +308,35 @@ impl<'d> Evaluator<'d> {
     }
 
     pub fn set_variable(&mut self, slot: VarSlot, value: Sequence) {
+        self.set_global(slot, eval::Global::Value(value));
+    }
+
+    /// Bind `$slot` to `expr`, evaluated with the document node as context on first use.
+    /// An evaluation error is raised in every expression that uses the variable.
+    pub fn set_variable_lazy(&mut self, slot: VarSlot, expr: &Expr) {
+        match &expr.body {
+            Body::Native { ir, locals } => {
+                self.set_global(slot, eval::Global::Pending(ir.clone(), *locals))
+            }
+            Body::Fallback { .. } => {
+                let root = self.state.doc.root();
+                let g = match self.eval(expr, root) {
+                    Ok(v) => eval::Global::Value(v),
+                    Err(e) => eval::Global::Failed(e),
+                };
+                self.set_global(slot, g);
+            }
+        }
+    }
+
+    fn set_global(&mut self, slot: VarSlot, g: eval::Global) {
         let i = slot.0 as usize;
         if i >= self.state.globals.len() {
-            self.state.globals.resize(i + 1, Vec::new());
+            self.state
+                .globals
+                .resize(i + 1, eval::Global::Value(Vec::new()));
         }
-        self.state.globals[i] = value;
+        self.state.globals[i] = g;
     }
 
     pub fn eval(&mut self, e: &Expr, context: NodeId) -> Result<Sequence, EvalError> {
@@ -328,19 +352,10 @@ impl<'d> Evaluator<'d> {
                 if self.fallback.is_none() {
                     self.fallback = Some(fallback::FallbackDoc::new(doc)?);
                 }
-                let vars: Vec<(String, Sequence)> = sc
-                    .variables
-                    .iter()
-                    .map(|(name, slot)| {
-                        let v = self
-                            .state
-                            .globals
-                            .get(*slot as usize)
-                            .cloned()
-                            .unwrap_or_default();
-                        (name.clone(), v)
-                    })
-                    .collect();
+                let mut vars: Vec<(String, Sequence)> = Vec::new();
+                for (name, slot) in &sc.variables {
+                    vars.push((name.clone(), self.state.global_value(*slot as usize)?));
+                }
                 let fd = self.fallback.as_mut().ok_or_else(|| EvalError {
                     code: "XPST0001".into(),
                     message: "fallback document unavailable".into(),
@@ -381,6 +396,16 @@ impl<'d> Evaluator<'d> {
         out.sort_unstable();
         out.dedup();
         Ok(out)
+    }
+
+    /// The nodes a Schematron rule context matches: like [`Evaluator::select_nodes`], but a
+    /// dynamic error inside a predicate makes the pattern not match that node (XSLT
+    /// pattern semantics) instead of failing the whole selection.
+    pub fn select_matching(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
+        let before = std::mem::replace(&mut self.state.lenient_predicates, true);
+        let r = self.select_nodes(e, context);
+        self.state.lenient_predicates = before;
+        r
     }
 
     /// The string value of the result (items joined with a space), for messages.
