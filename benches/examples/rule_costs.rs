@@ -42,7 +42,7 @@ fn main() {
         }
         let _ = pass;
     }
-    costs.sort_by(|a, b| b.0.cmp(&a.0));
+    costs.sort_by_key(|c| std::cmp::Reverse(c.0));
     let total: Duration = costs.iter().map(|c| c.0).sum();
     println!("total {total:?}");
     for (d, what) in costs.iter().take(25) {

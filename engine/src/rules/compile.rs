@@ -55,12 +55,15 @@ fn compile_lets<T>(
         // Declared even when the expression is bad, so later references still resolve.
         let slot = sc.declare_variable(&l.name);
         match compiled {
-            Ok(expr) => out.push(CompiledLet {
-                name: l.name.clone(),
-                slot,
-                expr,
-                pos: source_pos(&source.file, source.positions.locate(&path)),
-            }),
+            Ok(expr) => {
+                sc.bind_variable(slot, &expr);
+                out.push(CompiledLet {
+                    name: l.name.clone(),
+                    slot,
+                    expr,
+                    pos: source_pos(&source.file, source.positions.locate(&path)),
+                })
+            }
             Err(e) => diags.push(source.at(&path, xpath_message("let", &l.value, &e))),
         }
     }

@@ -409,7 +409,11 @@ impl<'d> State<'d> {
             }
             Func::Contains | Func::StartsWith | Func::EndsWith => {
                 let a = self.str_arg(args, 0, f)?;
-                let n = self.str_arg(args, 1, f)?;
+                // A literal needle (the usual case) is used in place.
+                let n = match &args[1] {
+                    Ir::Literal(Atomic::String(lit)) => std::borrow::Cow::Borrowed(&**lit),
+                    _ => std::borrow::Cow::Owned(self.str_arg(args, 1, f)?.into_owned()),
+                };
                 b(match func {
                     Func::Contains => a.contains(&*n),
                     Func::StartsWith => a.starts_with(&*n),

@@ -33,15 +33,17 @@ fn unsupported<T>(what: impl Into<String>) -> R<T> {
 pub struct Lowerer<'a> {
     /// Declared globals: (name, slot), later ones shadow earlier.
     globals: &'a [(String, u32)],
+    boolean_globals: &'a [u32],
     /// Locals in scope: (variable name as renamed by the parser, slot).
     scope: Vec<(xee_xpath_ast::Name, u32)>,
     pub local_count: u32,
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(globals: &'a [(String, u32)]) -> Self {
+    pub fn new(globals: &'a [(String, u32)], boolean_globals: &'a [u32]) -> Self {
         Lowerer {
             globals,
+            boolean_globals,
             scope: Vec::new(),
             local_count: 0,
         }
@@ -115,6 +117,10 @@ impl<'a> Lowerer<'a> {
         let local = name.local_name();
         if name.namespace().is_empty() {
             if let Some((_, slot)) = self.globals.iter().rev().find(|(n, _)| n == local) {
+                if self.boolean_globals.contains(slot) {
+                    // boolean($b) is $b for a boolean; the wrapper carries the static type.
+                    return Ok(Ir::Call(Func::Boolean, vec![Ir::Global(*slot)]));
+                }
                 return Ok(Ir::Global(*slot));
             }
         }
@@ -581,13 +587,117 @@ fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
                 continue;
             }
         }
+        // `//*[...]`, `//text()`: with non-positional predicates, descendant-or-self::node()
+        // followed by child::test is the descendant axis, one scan already in order.
+        if let Step::Axis {
+            axis: Axis::Child,
+            test,
+            preds,
+        } = &s
+        {
+            let prev_is_dos = matches!(
+                out.last(),
+                Some(Step::Axis {
+                    axis: Axis::DescendantOrSelf,
+                    test: NodeTest::Kind(KindTest::AnyNode),
+                    preds,
+                }) if preds.is_empty()
+            );
+            if prev_is_dos && preds.iter().all(|p| matches!(p, Pred::Bool(_))) {
+                out.pop();
+                out.push(Step::Axis {
+                    axis: Axis::Descendant,
+                    test: test.clone(),
+                    preds: preds.clone(),
+                });
+                continue;
+            }
+        }
+        // `//(a | b)[...]`: each alternative through the name index (non-positional
+        // predicates distribute over the union).
+        if let Some(rewritten) = descendant_union(&out, &s) {
+            out.pop();
+            out.push(rewritten);
+            continue;
+        }
         out.push(s);
     }
     out
 }
 
+/// `descendant-or-self::node()` followed by `(child::a | child::b ...)[bool preds]` →
+/// one expression step: the union of `descendant a[preds]`, `descendant b[preds]` ...
+fn descendant_union(before: &[Step], s: &Step) -> Option<Step> {
+    let prev_is_dos = matches!(
+        before.last(),
+        Some(Step::Axis {
+            axis: Axis::DescendantOrSelf,
+            test: NodeTest::Kind(KindTest::AnyNode),
+            preds,
+        }) if preds.is_empty()
+    );
+    if !prev_is_dos {
+        return None;
+    }
+    let Step::Expr(e) = s else { return None };
+    let (union, preds): (&Ir, &[Pred]) = match e {
+        Ir::Filter(base, preds) if matches!(**base, Ir::Set(SetOp::Union, ..)) => (base, preds),
+        Ir::Set(SetOp::Union, ..) => (e, &[]),
+        _ => return None,
+    };
+    if !preds.iter().all(|p| matches!(p, Pred::Bool(_))) {
+        return None;
+    }
+    let mut alternatives = Vec::new();
+    collect_union(union, &mut alternatives);
+    let mut parts = Vec::new();
+    for alt in alternatives {
+        let Ir::Path(start, steps) = alt else {
+            return None;
+        };
+        let (
+            Ir::ContextItem,
+            [Step::Axis {
+                axis: Axis::Child,
+                test: NodeTest::Name(name),
+                preds: own,
+            }],
+        ) = (&**start, steps.as_slice())
+        else {
+            return None;
+        };
+        if !own.is_empty() {
+            return None;
+        }
+        parts.push(Ir::Path(
+            Box::new(Ir::ContextItem),
+            vec![Step::DescendantNamed {
+                name: *name,
+                attribute: false,
+                preds: preds.to_vec(),
+            }],
+        ));
+    }
+    let mut it = parts.into_iter();
+    let first = it.next()?;
+    let union = it.fold(first, |acc, p| {
+        Ir::Set(SetOp::Union, Box::new(acc), Box::new(p))
+    });
+    Some(Step::Expr(union))
+}
+
+fn collect_union<'a>(ir: &'a Ir, out: &mut Vec<&'a Ir>) {
+    match ir {
+        Ir::Set(SetOp::Union, a, b) => {
+            collect_union(a, out);
+            collect_union(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
 /// Statically boolean-valued expressions (their EBV is their value).
-fn is_boolean(ir: &Ir) -> bool {
+pub(crate) fn is_boolean(ir: &Ir) -> bool {
     match ir {
         Ir::Or(..)
         | Ir::And(..)

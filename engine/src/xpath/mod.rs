@@ -35,6 +35,8 @@ pub struct VarSlot(pub u32);
 pub struct StaticContext {
     namespaces: Vec<(String, String)>,
     variables: Vec<(String, u32)>,
+    /// Variables known to hold a single xs:boolean (their predicates are not positional).
+    boolean_variables: Vec<u32>,
 }
 
 impl Default for StaticContext {
@@ -53,6 +55,16 @@ impl StaticContext {
                 ("invex".into(), FUNCTIONS_NS.into()),
             ],
             variables: Vec::new(),
+            boolean_variables: Vec::new(),
+        }
+    }
+
+    /// Record that `$slot` is bound to `expr` (a `let`), so that the compiler knows its
+    /// static type: a boolean variable in a predicate filters by value, never by position,
+    /// which lets `//x[$flag]` use the name index.
+    pub fn bind_variable(&mut self, slot: VarSlot, expr: &Expr) {
+        if expr.is_boolean() {
+            self.boolean_variables.push(slot.0);
         }
     }
 
@@ -133,6 +145,14 @@ impl Expr {
         &self.src
     }
 
+    /// Statically a single xs:boolean.
+    pub fn is_boolean(&self) -> bool {
+        match &self.body {
+            Body::Native { ir, .. } => lower::is_boolean(ir),
+            Body::Fallback { .. } => false,
+        }
+    }
+
     /// False when the expression runs on the xee-xpath fallback.
     pub fn is_native(&self) -> bool {
         matches!(self.body, Body::Native { .. })
@@ -190,7 +210,7 @@ fn finish(
     sc: &StaticContext,
     xpath: &xee_xpath_ast::ast::XPath,
 ) -> Result<Expr, CompileError> {
-    let mut l = Lowerer::new(&sc.variables);
+    let mut l = Lowerer::new(&sc.variables, &sc.boolean_variables);
     match l.lower_xpath(xpath) {
         Ok(ir) => Ok(Expr {
             src: src.to_string(),
