@@ -204,7 +204,9 @@ pub fn double_to_decimal(f: f64) -> Result<Decimal, EvalError> {
     if !f.is_finite() {
         return Err(err("FOCA0002", "cannot cast NaN or INF to xs:decimal"));
     }
-    Decimal::from_f64(f).ok_or_else(|| err("FOCA0001", "double out of range for xs:decimal"))
+    // The double's exact binary value (to 28 significant digits), as Saxon converts, not
+    // the shortest decimal that prints the same: xs:decimal(xs:double('0.1')) != 0.1.
+    Decimal::from_f64_retain(f).ok_or_else(|| err("FOCA0001", "double out of range for xs:decimal"))
 }
 
 /// Atomize one item.
