@@ -179,27 +179,14 @@ impl<'d> State<'d> {
                 // `a | b | c ...` as one collect, sort and dedup instead of one per `|`.
                 let mut parts = Vec::new();
                 flatten_union(ir, &mut parts);
-                let mut all: Vec<NodeId> = Vec::new();
-                for p in parts {
-                    for it in self.eval(p, f)? {
-                        match it {
-                            Item::Node(n) => all.push(n),
-                            Item::Atomic(_) => {
-                                return Err(err(
-                                    "XPTY0004",
-                                    "a set operator needs nodes, not atomic values",
-                                ))
-                            }
-                        }
-                    }
-                }
-                all.sort_unstable();
-                all.dedup();
-                all.into_iter().map(Item::Node).collect()
+                self.nodes_of(&parts, f)?
+                    .into_iter()
+                    .map(Item::Node)
+                    .collect()
             }
             Ir::Set(op, a, b) => {
-                let x = self.nodes_of(a, f)?;
-                let y = self.nodes_of(b, f)?;
+                let x = self.nodes_of(&[a], f)?;
+                let y = self.nodes_of(&[b], f)?;
                 let out: Vec<NodeId> = match op {
                     SetOp::Union => {
                         let mut v = x;
@@ -884,17 +871,19 @@ impl<'d> State<'d> {
         }))
     }
 
-    fn nodes_of(&mut self, ir: &Ir, f: &Focus) -> R<Vec<NodeId>> {
-        let v = self.eval(ir, f)?;
-        let mut out = Vec::with_capacity(v.len());
-        for it in v {
-            match it {
-                Item::Node(n) => out.push(n),
-                Item::Atomic(_) => {
-                    return Err(err(
-                        "XPTY0004",
-                        "a set operator needs nodes, not atomic values",
-                    ))
+    /// The nodes of the operands, in document order without duplicates.
+    fn nodes_of(&mut self, operands: &[&Ir], f: &Focus) -> R<Vec<NodeId>> {
+        let mut out = Vec::new();
+        for ir in operands {
+            for it in self.eval(ir, f)? {
+                match it {
+                    Item::Node(n) => out.push(n),
+                    Item::Atomic(_) => {
+                        return Err(err(
+                            "XPTY0004",
+                            "a set operator needs nodes, not atomic values",
+                        ))
+                    }
                 }
             }
         }

@@ -569,14 +569,7 @@ fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
             preds,
         } = &s
         {
-            let prev_is_dos = matches!(
-                out.last(),
-                Some(Step::Axis {
-                    axis: Axis::DescendantOrSelf,
-                    test: NodeTest::Kind(KindTest::AnyNode),
-                    preds,
-                }) if preds.is_empty()
-            );
+            let prev_is_dos = ends_with_descendant_or_self(&out);
             if prev_is_dos && preds.iter().all(|p| matches!(p, Pred::Bool(_))) {
                 out.pop();
                 out.push(Step::DescendantNamed {
@@ -595,14 +588,7 @@ fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
             preds,
         } = &s
         {
-            let prev_is_dos = matches!(
-                out.last(),
-                Some(Step::Axis {
-                    axis: Axis::DescendantOrSelf,
-                    test: NodeTest::Kind(KindTest::AnyNode),
-                    preds,
-                }) if preds.is_empty()
-            );
+            let prev_is_dos = ends_with_descendant_or_self(&out);
             if prev_is_dos && preds.iter().all(|p| matches!(p, Pred::Bool(_))) {
                 out.pop();
                 out.push(Step::Axis {
@@ -625,18 +611,22 @@ fn collapse_descendants(steps: Vec<Step>) -> Vec<Step> {
     out
 }
 
-/// `descendant-or-self::node()` followed by `(child::a | child::b ...)[bool preds]` →
-/// one expression step: the union of `descendant a[preds]`, `descendant b[preds]` ...
-fn descendant_union(before: &[Step], s: &Step) -> Option<Step> {
-    let prev_is_dos = matches!(
-        before.last(),
+/// Whether the steps so far end with a bare `descendant-or-self::node()` (what `//` adds).
+fn ends_with_descendant_or_self(steps: &[Step]) -> bool {
+    matches!(
+        steps.last(),
         Some(Step::Axis {
             axis: Axis::DescendantOrSelf,
             test: NodeTest::Kind(KindTest::AnyNode),
             preds,
         }) if preds.is_empty()
-    );
-    if !prev_is_dos {
+    )
+}
+
+/// `descendant-or-self::node()` followed by `(child::a | child::b ...)[bool preds]` →
+/// one expression step: the union of `descendant a[preds]`, `descendant b[preds]` ...
+fn descendant_union(before: &[Step], s: &Step) -> Option<Step> {
+    if !ends_with_descendant_or_self(before) {
         return None;
     }
     let Step::Expr(e) = s else { return None };
