@@ -208,6 +208,66 @@ impl<'d> State<'d> {
             Func::Boolean => self.eval_bool(&args[0], f)?,
             Func::True => true,
             Func::False => false,
+            Func::Contains | Func::StartsWith | Func::EndsWith => {
+                let a = self.str_arg(args, 0, f)?;
+                // A literal needle (the usual case) is used in place.
+                let n = match &args[1] {
+                    Ir::Literal(Atomic::String(lit)) => std::borrow::Cow::Borrowed(&**lit),
+                    _ => std::borrow::Cow::Owned(self.str_arg(args, 1, f)?.into_owned()),
+                };
+                match func {
+                    Func::Contains => a.contains(&*n),
+                    Func::StartsWith => a.starts_with(&*n),
+                    _ => a.ends_with(&*n),
+                }
+            }
+            Func::Matches => {
+                let a = self.str_arg(args, 0, f)?;
+                let p = self.str_arg(args, 1, f)?;
+                let flags = match args.get(2) {
+                    Some(_) => self.str_arg(args, 2, f)?.into_owned(),
+                    None => String::new(),
+                };
+                regex(&p, &flags)?.is_match(&a)
+            }
+            helper
+                if helper.name().starts_with("invex:")
+                    && helper.returns_boolean()
+                    && helper != Func::Slack =>
+            {
+                let v = self.str_arg(args, 0, f)?;
+                match helper {
+                    Func::Gln => checks::gln(&v),
+                    Func::Mod11No => checks::mod11_no(&v),
+                    Func::Mod97Be => checks::mod97_be(&v),
+                    Func::Iban => checks::iban(&v),
+                    Func::IcoSk => checks::ico_sk(&v),
+                    Func::IcDphSk => checks::ic_dph_sk(&v),
+                    Func::DicSk => checks::dic_sk(&v),
+                    Func::AbnAu => checks::abn_au(&v),
+                    Func::SeOrgnr => checks::se_orgnr(&v),
+                    Func::ItCodiceFiscale => checks::it_codice_fiscale(&v),
+                    Func::ItPartitaIva => checks::it_partita_iva(&v),
+                    Func::ItIpa => checks::it_ipa(&v),
+                    Func::GrTin => checks::gr_tin(&v),
+                    Func::PeppolGln => checks::peppol::gln(&v),
+                    Func::PeppolMod11 => checks::peppol::mod11(&v),
+                    Func::PeppolMod97 => checks::peppol::mod97_0208(&v),
+                    Func::PeppolAbn => checks::peppol::abn(&v),
+                    Func::PeppolGrTin => checks::peppol::tin_verification(&v),
+                    Func::PeppolSeOrgnr => checks::peppol::check_se_orgnr(&v),
+                    Func::PeppolItIpa => checks::peppol::check_codice_ipa(&v),
+                    Func::PeppolItCf => checks::peppol::check_cf(&v),
+                    Func::PeppolItCf16 => checks::peppol::check_cf16(&v),
+                    Func::PeppolItPivaSeIt => checks::peppol::check_piva_se_it(&v),
+                    other => {
+                        return Err(err(
+                            "XPST0017",
+                            format!("{} is not implemented natively", other.name()),
+                        ))
+                    }
+                }
+            }
             _ => return Ok(None),
         }))
     }
@@ -407,19 +467,6 @@ impl<'d> State<'d> {
                 };
                 s(r)
             }
-            Func::Contains | Func::StartsWith | Func::EndsWith => {
-                let a = self.str_arg(args, 0, f)?;
-                // A literal needle (the usual case) is used in place.
-                let n = match &args[1] {
-                    Ir::Literal(Atomic::String(lit)) => std::borrow::Cow::Borrowed(&**lit),
-                    _ => std::borrow::Cow::Owned(self.str_arg(args, 1, f)?.into_owned()),
-                };
-                b(match func {
-                    Func::Contains => a.contains(&*n),
-                    Func::StartsWith => a.starts_with(&*n),
-                    _ => a.ends_with(&*n),
-                })
-            }
             Func::Concat => {
                 let mut out = String::new();
                 for i in 0..args.len() {
@@ -447,15 +494,6 @@ impl<'d> State<'d> {
                     })
                     .collect();
                 s(&out)
-            }
-            Func::Matches => {
-                let a = self.str_arg(args, 0, f)?;
-                let p = self.str_arg(args, 1, f)?;
-                let flags = match args.get(2) {
-                    Some(_) => self.str_arg(args, 2, f)?.into_owned(),
-                    None => String::new(),
-                };
-                b(regex(&p, &flags)?.is_match(&a))
             }
             Func::Replace => {
                 let a = self.str_arg(args, 0, f)?;
@@ -727,39 +765,12 @@ impl<'d> State<'d> {
                     }
                 }
             }
-            helper => {
-                let v = self.str_arg(args, 0, f)?;
-                b(match helper {
-                    Func::Gln => checks::gln(&v),
-                    Func::Mod11No => checks::mod11_no(&v),
-                    Func::Mod97Be => checks::mod97_be(&v),
-                    Func::Iban => checks::iban(&v),
-                    Func::IcoSk => checks::ico_sk(&v),
-                    Func::IcDphSk => checks::ic_dph_sk(&v),
-                    Func::DicSk => checks::dic_sk(&v),
-                    Func::AbnAu => checks::abn_au(&v),
-                    Func::SeOrgnr => checks::se_orgnr(&v),
-                    Func::ItCodiceFiscale => checks::it_codice_fiscale(&v),
-                    Func::ItPartitaIva => checks::it_partita_iva(&v),
-                    Func::ItIpa => checks::it_ipa(&v),
-                    Func::GrTin => checks::gr_tin(&v),
-                    Func::PeppolGln => checks::peppol::gln(&v),
-                    Func::PeppolMod11 => checks::peppol::mod11(&v),
-                    Func::PeppolMod97 => checks::peppol::mod97_0208(&v),
-                    Func::PeppolAbn => checks::peppol::abn(&v),
-                    Func::PeppolGrTin => checks::peppol::tin_verification(&v),
-                    Func::PeppolSeOrgnr => checks::peppol::check_se_orgnr(&v),
-                    Func::PeppolItIpa => checks::peppol::check_codice_ipa(&v),
-                    Func::PeppolItCf => checks::peppol::check_cf(&v),
-                    Func::PeppolItCf16 => checks::peppol::check_cf16(&v),
-                    Func::PeppolItPivaSeIt => checks::peppol::check_piva_se_it(&v),
-                    other => {
-                        return Err(err(
-                            "XPST0017",
-                            format!("{} is not implemented natively", other.name()),
-                        ))
-                    }
-                })
+            // Boolean functions are answered by call_bool above.
+            other => {
+                return Err(err(
+                    "XPST0017",
+                    format!("{}() has no sequence-valued form", other.name()),
+                ))
             }
         })
     }
