@@ -27,7 +27,7 @@ pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, Compile
 use crate::document::{Document, NodeId, ParseError};
 use crate::pack::OverrideAction;
 use crate::report::{Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
-use crate::xpath::{EvalError, Evaluator, Expr, VarSlot};
+use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, VarSlot};
 
 /// A place in a pack file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,8 +336,9 @@ impl RuleSet {
             findings: Vec::new(),
             claimed: Claimed::new(doc.len()),
         };
+        let mut names = DocumentNames::default();
         for layer in &self.layers {
-            run.layer(layer);
+            names = run.layer(layer, names);
         }
         Report::new(self.profile.clone(), self.rules_version(), run.findings, 0)
     }
@@ -394,10 +395,10 @@ struct Run<'d> {
 }
 
 impl<'d> Run<'d> {
-    fn layer(&mut self, layer: &Layer) {
+    fn layer(&mut self, layer: &Layer, names: DocumentNames) -> DocumentNames {
         let pack = &*layer.pack;
         let doc = self.doc;
-        let mut ev = Evaluator::new(doc, pack.variable_count);
+        let mut ev = Evaluator::with_names(doc, pack.variable_count, names);
         let root = doc.root();
         // Global lets are evaluated on first use, as XSLT does: an error surfaces as an
         // engine-error of the rule that uses the variable, never for an unused one.
@@ -435,6 +436,7 @@ impl<'d> Run<'d> {
             }
             self.claimed.reset();
         }
+        ev.into_names()
     }
 
     fn rule_at(

@@ -50,7 +50,7 @@ pub(crate) struct State<'d> {
     pub globals: Vec<Global>,
     pub locals: Vec<Sequence>,
     /// NameKey → this document's NameId (None inside: the document has no such name).
-    names: Vec<Option<Option<NameId>>>,
+    pub names: Vec<Option<Option<NameId>>>,
     cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
     /// Matching a rule context: a dynamic error in a predicate means "no match" for that
     /// node (XSLT pattern semantics), not a failed rule.
@@ -453,6 +453,33 @@ impl<'d> State<'d> {
             },
             other => effective_boolean(&self.eval(other, f)?),
         }
+    }
+
+    /// The nodes of a node-selecting expression in document order without duplicates,
+    /// walked without intermediate sequences, for the shapes the walker takes (a path, a
+    /// union of paths, either cached). `None`: use the general evaluator.
+    pub(crate) fn select_walk(&mut self, ir: &Ir, f: &Focus) -> R<Option<Vec<NodeId>>> {
+        let ir = match ir {
+            Ir::Cached(_, inner) => inner,
+            other => other,
+        };
+        let mut parts = Vec::new();
+        flatten_union(ir, &mut parts);
+        let mut out = Vec::new();
+        for p in &parts {
+            let walked = self.walk_path(p, f, true, &mut |n| {
+                out.push(n);
+                false
+            })?;
+            if walked.is_none() {
+                return Ok(None);
+            }
+        }
+        if parts.len() > 1 || !out.windows(2).all(|w| w[0] < w[1]) {
+            out.sort_unstable();
+            out.dedup();
+        }
+        Ok(Some(out))
     }
 
     /// fn:exists without building the sequence where the shape allows it.

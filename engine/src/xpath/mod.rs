@@ -309,6 +309,10 @@ fn split_union(src: &str) -> Vec<String> {
     out
 }
 
+/// Name resolutions for one document (opaque; see [`Evaluator::with_names`]).
+#[derive(Default)]
+pub struct DocumentNames(Vec<Option<Option<crate::document::NameId>>>);
+
 /// Per-document evaluation state (variable bindings and per-document caches).
 pub struct Evaluator<'d> {
     state: State<'d>,
@@ -321,6 +325,20 @@ impl<'d> Evaluator<'d> {
             state: State::new(doc, variable_count),
             fallback: None,
         }
+    }
+
+    /// A new evaluator for the same document reusing `names`, the name resolutions of a
+    /// previous evaluator (from [`Evaluator::into_names`]): packs of one profile test many
+    /// of the same names, and resolving each once per document is enough.
+    pub fn with_names(doc: &'d Document, variable_count: usize, names: DocumentNames) -> Self {
+        let mut ev = Evaluator::new(doc, variable_count);
+        ev.state.names = names.0;
+        ev
+    }
+
+    /// This evaluator's name resolutions, for the next evaluator on the same document.
+    pub fn into_names(self) -> DocumentNames {
+        DocumentNames(self.state.names)
     }
 
     pub fn document(&self) -> &'d Document {
@@ -400,6 +418,15 @@ impl<'d> Evaluator<'d> {
 
     /// Nodes in document order (error if the result holds atomic values).
     pub fn select_nodes(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
+        if let Body::Native { ir, locals } = &e.body {
+            if self.state.locals.len() < *locals as usize {
+                self.state.locals.resize(*locals as usize, Vec::new());
+            }
+            // Rule contexts are mostly plain paths: walk them into a node list directly.
+            if let Some(nodes) = self.state.select_walk(ir, &Focus::node(context))? {
+                return Ok(nodes);
+            }
+        }
         let v = self.eval(e, context)?;
         let mut out = Vec::with_capacity(v.len());
         for it in v {
