@@ -299,19 +299,31 @@ impl<'d> State<'d> {
     }
 
     fn global(&mut self, i: usize) -> R<Sequence> {
-        let Some(slot) = self.globals.get_mut(i) else {
-            return Err(err("XPST0008", "undeclared global variable"));
-        };
-        match std::mem::replace(slot, Global::Evaluating) {
-            Global::Value(v) => {
-                self.globals[i] = Global::Value(v.clone());
-                Ok(v)
+        self.global_ref(i).cloned()
+    }
+
+    /// A global variable's value by reference (no copy of the sequence).
+    fn global_ref(&mut self, i: usize) -> R<&Sequence> {
+        self.force_global(i)?;
+        match &self.globals[i] {
+            Global::Value(v) => Ok(v),
+            Global::Failed(e) => Err(e.clone()),
+            _ => Err(err("XTDE0640", "circular global variable definition")),
+        }
+    }
+
+    /// Evaluate a pending global variable (once; its error is kept and raised again).
+    fn force_global(&mut self, i: usize) -> R<()> {
+        match self.globals.get(i) {
+            None => return Err(err("XPST0008", "undeclared global variable")),
+            Some(Global::Value(_)) => return Ok(()),
+            Some(Global::Failed(e)) => return Err(e.clone()),
+            Some(Global::Evaluating) => {
+                return Err(err("XTDE0640", "circular global variable definition"))
             }
-            Global::Failed(e) => {
-                self.globals[i] = Global::Failed(e.clone());
-                Err(e)
-            }
-            Global::Evaluating => Err(err("XTDE0640", "circular global variable definition")),
+            Some(Global::Pending(..)) => {}
+        }
+        match std::mem::replace(&mut self.globals[i], Global::Evaluating) {
             Global::Pending(ir, locals) => {
                 // Its own local slots: do not clobber those of the expression using it.
                 let saved = std::mem::replace(&mut self.locals, vec![Vec::new(); locals as usize]);
@@ -322,14 +334,18 @@ impl<'d> State<'d> {
                 self.lenient_predicates = lenient;
                 match r {
                     Ok(v) => {
-                        self.globals[i] = Global::Value(v.clone());
-                        Ok(v)
+                        self.globals[i] = Global::Value(v);
+                        Ok(())
                     }
                     Err(e) => {
                         self.globals[i] = Global::Failed(e.clone());
                         Err(e)
                     }
                 }
+            }
+            other => {
+                self.globals[i] = other;
+                Ok(())
             }
         }
     }
@@ -447,6 +463,7 @@ impl<'d> State<'d> {
             Ir::Set(SetOp::Union, a, b) if yields_nodes(a) && yields_nodes(b) => {
                 Ok(self.eval_bool(a, f)? || self.eval_bool(b, f)?)
             }
+            Ir::Global(s) => effective_boolean(self.global_ref(*s as usize)?),
             Ir::Path(..) => match self.walk_path(ir, f, false, &mut |_| true)? {
                 Some(stopped) => Ok(stopped),
                 None => effective_boolean(&self.eval(ir, f)?),
@@ -855,6 +872,14 @@ impl<'d> State<'d> {
         use super::functions::Func;
         Ok(Some(match ir {
             Ir::Literal(a) => Some(a.clone()),
+            Ir::Global(s) => {
+                let doc = self.doc;
+                match self.global_ref(*s as usize)?.as_slice() {
+                    [] => None,
+                    [one] => Some(atomize_item(doc, one)),
+                    _ => return Ok(None),
+                }
+            }
             Ir::Call(Func::NormalizeSpace, args) => {
                 let s = self.string_opt(&args[0], f)?;
                 Some(Atomic::String(Arc::from(normalize_space(&s).as_ref())))
