@@ -784,51 +784,7 @@ pub mod peppol {
     /// optional fraction, optional exponent, `INF`/`-INF`, `NaN`) after trimming XML
     /// whitespace; anything else is NaN.
     fn number(s: &str) -> f64 {
-        let t = s.trim_matches(is_xml_ws);
-        match t {
-            "INF" | "+INF" => return f64::INFINITY,
-            "-INF" => return f64::NEG_INFINITY,
-            _ => {}
-        }
-        let b = t.as_bytes();
-        let mut i = 0;
-        if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-            i += 1;
-        }
-        let int_start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let mut mantissa_digits = i - int_start;
-        if i < b.len() && b[i] == b'.' {
-            i += 1;
-            let f = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            mantissa_digits += i - f;
-        }
-        if mantissa_digits == 0 {
-            return f64::NAN;
-        }
-        if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-            i += 1;
-            if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-                i += 1;
-            }
-            let e = i;
-            while i < b.len() && b[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i == e {
-                return f64::NAN;
-            }
-        }
-        if i != b.len() {
-            return f64::NAN;
-        }
-        // Validated above; Rust's float grammar is a superset of this one.
-        t.parse::<f64>().unwrap_or(f64::NAN)
+        crate::xpath::lexical::parse_double(s).unwrap_or(f64::NAN)
     }
 
     /// Shared body of `u:gln` and `u:mod11`: all characters but the last are turned into

@@ -273,27 +273,26 @@ pub enum Ir {
     Cached(u32, Box<Ir>),
 }
 
-impl Ir {
-    /// Direct children, for analysis passes.
-    pub fn children_mut(&mut self) -> Vec<&mut Ir> {
-        fn preds(p: &mut [Pred]) -> impl Iterator<Item = &mut Ir> {
-            p.iter_mut().filter_map(|p| match p {
+/// One body for both child accessors: `$iter` is `iter` or `iter_mut`, `$as` is `as_ref`
+/// or `as_mut`, and the optional `mut` makes the references mutable.
+macro_rules! children_of {
+    ($ir:expr, $iter:ident, $as:ident $(, $mutability:tt)?) => {{
+        fn preds(p: &$($mutability)? [Pred]) -> impl Iterator<Item = &$($mutability)? Ir> {
+            p.$iter().filter_map(|p| match p {
                 Pred::Bool(e) | Pred::General(e) => Some(e),
                 _ => None,
             })
         }
-        match self {
+        match $ir {
             Ir::Empty
             | Ir::Literal(_)
             | Ir::ContextItem
             | Ir::Root
             | Ir::Global(_)
-            | Ir::Local(_) => {
-                vec![]
-            }
-            Ir::Seq(v) | Ir::Call(_, v) => v.iter_mut().collect(),
+            | Ir::Local(_) => vec![],
+            Ir::Seq(v) | Ir::Call(_, v) => v.$iter().collect(),
             Ir::Path(s, steps) => {
-                let mut out = vec![s.as_mut()];
+                let mut out = vec![s.$as()];
                 for st in steps {
                     match st {
                         Step::Axis { preds: p, .. } | Step::DescendantNamed { preds: p, .. } => {
@@ -305,7 +304,7 @@ impl Ir {
                 out
             }
             Ir::Filter(b, p) => {
-                let mut out = vec![b.as_mut()];
+                let mut out = vec![b.$as()];
                 out.extend(preds(p));
                 out
             }
@@ -322,75 +321,27 @@ impl Ir {
             | Ir::Let(_, a, b)
             | Ir::Some(_, a, b)
             | Ir::Every(_, a, b)
-            | Ir::SimpleMap(a, b) => vec![a.as_mut(), b.as_mut()],
-            Ir::If(a, b, c) => vec![a.as_mut(), b.as_mut(), c.as_mut()],
+            | Ir::SimpleMap(a, b) => vec![a.$as(), b.$as()],
+            Ir::If(a, b, c) => vec![a.$as(), b.$as(), c.$as()],
             Ir::Negate(a)
             | Ir::Cast(a, _, _)
             | Ir::Castable(a, _, _)
             | Ir::InstanceOf(a, _, _)
             | Ir::Treat(a, _, _)
             | Ir::InCodeList(_, a)
-            | Ir::Cached(_, a) => vec![a.as_mut()],
+            | Ir::Cached(_, a) => vec![a.$as()],
         }
+    }};
+}
+
+impl Ir {
+    /// Direct children, for rewriting passes.
+    pub fn children_mut(&mut self) -> Vec<&mut Ir> {
+        children_of!(self, iter_mut, as_mut, mut)
     }
 
     /// Direct children (read-only), for analysis passes.
     pub fn children(&self) -> Vec<&Ir> {
-        fn preds(p: &[Pred]) -> impl Iterator<Item = &Ir> {
-            p.iter().filter_map(|p| match p {
-                Pred::Bool(e) | Pred::General(e) => Some(e),
-                _ => None,
-            })
-        }
-        match self {
-            Ir::Empty
-            | Ir::Literal(_)
-            | Ir::ContextItem
-            | Ir::Root
-            | Ir::Global(_)
-            | Ir::Local(_) => {
-                vec![]
-            }
-            Ir::Seq(v) | Ir::Call(_, v) => v.iter().collect(),
-            Ir::Path(s, steps) => {
-                let mut out = vec![s.as_ref()];
-                for st in steps {
-                    match st {
-                        Step::Axis { preds: p, .. } | Step::DescendantNamed { preds: p, .. } => {
-                            out.extend(preds(p))
-                        }
-                        Step::Expr(e) => out.push(e),
-                    }
-                }
-                out
-            }
-            Ir::Filter(b, p) => {
-                let mut out = vec![b.as_ref()];
-                out.extend(preds(p));
-                out
-            }
-            Ir::Or(a, b)
-            | Ir::And(a, b)
-            | Ir::General(_, a, b)
-            | Ir::Value(_, a, b)
-            | Ir::NodeCompare(_, a, b)
-            | Ir::Arith(_, a, b)
-            | Ir::Range(a, b)
-            | Ir::Set(_, a, b)
-            | Ir::Concat(a, b)
-            | Ir::For(_, a, b)
-            | Ir::Let(_, a, b)
-            | Ir::Some(_, a, b)
-            | Ir::Every(_, a, b)
-            | Ir::SimpleMap(a, b) => vec![a.as_ref(), b.as_ref()],
-            Ir::If(a, b, c) => vec![a.as_ref(), b.as_ref(), c.as_ref()],
-            Ir::Negate(a)
-            | Ir::Cast(a, _, _)
-            | Ir::Castable(a, _, _)
-            | Ir::InstanceOf(a, _, _)
-            | Ir::Treat(a, _, _)
-            | Ir::InCodeList(_, a)
-            | Ir::Cached(_, a) => vec![a.as_ref()],
-        }
+        children_of!(self, iter, as_ref)
     }
 }
