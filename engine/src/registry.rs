@@ -38,6 +38,7 @@ pub struct ProfileEntry {
 }
 
 /// A summary of a profile, for listings.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ProfileInfo {
     pub id: String,
@@ -47,6 +48,7 @@ pub struct ProfileInfo {
 }
 
 /// A summary of a pack, for listings.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PackInfo {
     pub id: String,
@@ -140,6 +142,7 @@ impl Catalog {
 }
 
 /// The outcome of the last load attempt, as the server exposes it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReloadStatus {
     /// When the attempt finished (RFC 3339, UTC).
@@ -152,6 +155,7 @@ pub struct ReloadStatus {
 }
 
 /// What a successful reload changed.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReloadOutcome {
     /// Packs active before, `id@version`.

@@ -27,6 +27,13 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the HTTP server (sandbox on 127.0.0.1:8080 with an embedded database under
+    /// ./data when nothing is configured).
+    Serve {
+        /// TOML configuration file [default: $INVEX_CONFIG]; INVEX_* variables override it.
+        #[arg(long, short, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Validate invoice files against a profile (exit 0: all valid, 1: any invalid,
     /// 2: usage, I/O or parse error).
     Validate(ValidateArgs),
@@ -111,13 +118,16 @@ enum RulesCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    // The server sets up its own logging from its configuration.
+    if !matches!(cli.command, Command::Serve { .. }) {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .init();
+    }
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -127,8 +137,56 @@ fn main() -> ExitCode {
     }
 }
 
+/// `invex serve`: configuration, logging, the runtime, and a graceful stop on a signal.
+fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use invex_server::config::{Config, LogFormat};
+
+    let file = file.or_else(|| std::env::var_os("INVEX_CONFIG").map(PathBuf::from));
+    let config = Config::load(file.as_deref()).context("configuration")?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter);
+    match config.effective_log_format() {
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
+        LogFormat::Text => logs.init(),
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let mut running = invex_server::start(config, None).await?;
+        if let Some(key) = &running.bootstrap_key {
+            // Shown once: only its hash is stored.
+            eprintln!("invex: created the bootstrap admin key (shown once, store it now): {key}");
+        }
+        eprintln!(
+            "invex: listening on http://{} ({} mode); API reference at http://{}/docs",
+            running.addr,
+            running.state.config.mode.as_str(),
+            running.addr
+        );
+        tokio::select! {
+            _ = invex_server::server::shutdown_signal() => {
+                tracing::info!("shutting down: finishing in-flight requests");
+                running.shutdown().await?;
+            }
+            result = running.wait() => result?,
+        }
+        Ok::<(), anyhow::Error>(())
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Serve { config } => serve(config).map(|()| 0),
         Command::Validate(args) => {
             let progress =
                 std::io::stderr().is_terminal() && args.files.len() >= PROGRESS_THRESHOLD;

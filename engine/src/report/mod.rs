@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const ENGINE_ERROR: &str = "engine-error";
 
 /// A finding's severity (a rule's `flag`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -39,6 +40,7 @@ impl std::fmt::Display for Severity {
 }
 
 /// Where a finding is: a readable XPath to the node and the node's line and column.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     /// e.g. `/ubl:Invoice/cac:InvoiceLine[2]/cbc:ID`, `/ubl:Invoice/cbc:Amount/@currencyID`.
@@ -48,6 +50,7 @@ pub struct Location {
 }
 
 /// One fired assert or report (or an engine error inside a rule).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     pub rule_id: String,
@@ -66,6 +69,7 @@ pub struct Finding {
     pub about_rule: Option<String>,
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
@@ -82,6 +86,7 @@ impl Verdict {
     }
 }
 
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     pub fatal: usize,
@@ -104,6 +109,7 @@ impl Counts {
 }
 
 /// The result of validating one document against one profile.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     /// `invalid` iff any finding is fatal.

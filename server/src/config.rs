@@ -1,0 +1,277 @@
+//! Server configuration: defaults, then an optional TOML file, then `INVEX_*` variables.
+//!
+//! With nothing configured the server runs in sandbox mode on 127.0.0.1:8080 with an
+//! embedded SQLite database under `./data` and the shipped rule packs.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Sandbox answers locally and marks every answer; production talks to real registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Sandbox,
+    Production,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Sandbox => "sandbox",
+            Mode::Production => "production",
+        }
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Mode, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sandbox" => Ok(Mode::Sandbox),
+            "production" => Ok(Mode::Production),
+            other => Err(format!("unknown mode `{other}` (sandbox, production)")),
+        }
+    }
+}
+
+/// Log line format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+impl FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<LogFormat, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            other => Err(format!("unknown log format `{other}` (text, json)")),
+        }
+    }
+}
+
+/// Request limits. Every one is published in the OpenAPI description and answered with
+/// a problem naming the limit when exceeded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest request body in bytes (a 10,000-line invoice is about 15 MB).
+    pub max_body_bytes: usize,
+    /// Most files in one multipart validation request.
+    pub max_files: usize,
+    /// Deepest element nesting accepted in an XML document.
+    pub max_xml_depth: usize,
+    /// Sustained requests per second allowed per API key.
+    pub rate_per_second: u32,
+    /// Requests a key may send in a burst above the sustained rate.
+    pub rate_burst: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body_bytes: 20 * 1024 * 1024,
+            max_files: 50,
+            max_xml_depth: 128,
+            rate_per_second: 200,
+            rate_burst: 400,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address and port to listen on.
+    pub bind: SocketAddr,
+    pub mode: Mode,
+    /// `sqlite://path?mode=rwc` (embedded) or `postgres://...` (shared by several instances).
+    pub database_url: String,
+    /// Rule-pack directory.
+    pub rulepacks: PathBuf,
+    /// Reload rule packs when files under `rulepacks` change.
+    pub watch_rulepacks: bool,
+    /// The admin key created on first start with an empty database; random when unset.
+    pub bootstrap_key: Option<String>,
+    /// Log format; JSON in production, text in the sandbox when unset.
+    pub log_format: Option<LogFormat>,
+    pub limits: Limits,
+}
+
+/// The embedded database used when nothing is configured.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/invex.db?mode=rwc";
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            mode: Mode::Sandbox,
+            database_url: DEFAULT_DATABASE_URL.to_string(),
+            rulepacks: invex_tools::rulepacks_dir(None),
+            watch_rulepacks: true,
+            bootstrap_key: None,
+            log_format: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Toml {
+        path: PathBuf,
+        source: toml::de::Error,
+    },
+    #[error("environment variable {name}: {message}")]
+    Env { name: String, message: String },
+}
+
+impl Config {
+    /// Defaults, then `file` when given, then the process environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut config = match file {
+            Some(path) => Config::from_file(path)?,
+            None => Config::default(),
+        };
+        config.apply_env(std::env::vars())?;
+        Ok(config)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Toml {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Apply `INVEX_*` variables from `vars` (the environment, or a test's list).
+    pub fn apply_env(
+        &mut self,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(), ConfigError> {
+        for (name, value) in vars {
+            let Some(key) = name.strip_prefix("INVEX_") else {
+                continue;
+            };
+            let bad = |message: String| ConfigError::Env {
+                name: name.clone(),
+                message,
+            };
+            match key {
+                "BIND" => self.bind = parse(&value).map_err(bad)?,
+                "MODE" => self.mode = value.parse().map_err(bad)?,
+                "DATABASE_URL" => self.database_url = value,
+                "RULEPACKS" => self.rulepacks = PathBuf::from(value),
+                "WATCH_RULEPACKS" => self.watch_rulepacks = parse_bool(&value).map_err(bad)?,
+                "BOOTSTRAP_KEY" => self.bootstrap_key = Some(value).filter(|v| !v.is_empty()),
+                "LOG_FORMAT" => self.log_format = Some(value.parse().map_err(bad)?),
+                "MAX_BODY_BYTES" => self.limits.max_body_bytes = parse(&value).map_err(bad)?,
+                "MAX_FILES" => self.limits.max_files = parse(&value).map_err(bad)?,
+                "MAX_XML_DEPTH" => self.limits.max_xml_depth = parse(&value).map_err(bad)?,
+                "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
+                "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
+                // Other INVEX_ variables belong to other tools (tests, benches).
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The log format in force: the configured one, else JSON in production.
+    pub fn effective_log_format(&self) -> LogFormat {
+        self.log_format.unwrap_or(match self.mode {
+            Mode::Production => LogFormat::Json,
+            Mode::Sandbox => LogFormat::Text,
+        })
+    }
+}
+
+fn parse<T: FromStr>(value: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    value.trim().parse().map_err(|e| format!("`{value}`: {e}"))
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(format!("`{other}` is not a boolean (true, false)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_a_local_sandbox_with_embedded_sqlite() {
+        let c = Config::default();
+        assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.mode, Mode::Sandbox);
+        assert!(c.database_url.starts_with("sqlite://data/"));
+        assert_eq!(c.effective_log_format(), LogFormat::Text);
+    }
+
+    #[test]
+    fn environment_overrides_file_values() {
+        let mut c: Config = toml::from_str(
+            "bind = \"0.0.0.0:9000\"\nmode = \"production\"\n[limits]\nmax_files = 3\n",
+        )
+        .expect("toml");
+        assert_eq!(c.limits.max_files, 3);
+        c.apply_env(vars(&[
+            ("INVEX_BIND", "127.0.0.1:7000"),
+            ("INVEX_MAX_FILES", "9"),
+            ("INVEX_DATABASE_URL", "postgres://db/x"),
+            ("PATH", "/bin"),
+        ]))
+        .expect("env");
+        assert_eq!(c.bind.to_string(), "127.0.0.1:7000");
+        assert_eq!(c.mode, Mode::Production);
+        assert_eq!(c.limits.max_files, 9);
+        assert_eq!(c.database_url, "postgres://db/x");
+        assert_eq!(c.effective_log_format(), LogFormat::Json);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        let mut c = Config::default();
+        let err = c
+            .apply_env(vars(&[("INVEX_MODE", "staging")]))
+            .expect_err("bad mode");
+        assert!(err.to_string().contains("INVEX_MODE"), "{err}");
+        let err = c
+            .apply_env(vars(&[("INVEX_MAX_BODY_BYTES", "lots")]))
+            .expect_err("bad number");
+        assert!(err.to_string().contains("INVEX_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        assert!(toml::from_str::<Config>("bnd = \"x\"").is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! invex server: the HTTP API over the rules engine, with storage, API keys and roles.
+//!
+//! Handlers are thin: they extract typed input, call a module (`validation`, `store`,
+//! `auth`) and answer JSON or problem+json. The engine knows nothing of HTTP.
+
+pub mod auth;
+pub mod config;
+pub mod context;
+pub mod metrics;
+pub mod openapi;
+pub mod problem;
+pub mod routes;
+pub mod server;
+pub mod state;
+pub mod store;
+pub mod validation;
+
+pub use config::{Config, Mode};
+pub use server::{start, Running};

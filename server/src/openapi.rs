@@ -1,0 +1,156 @@
+//! The OpenAPI 3.1 description, generated from the handlers (utoipa), with the permission
+//! matrix and the security scheme of each operation taken from the route table.
+
+use axum::extract::State;
+use axum::routing::get;
+use axum::{Json, Router};
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{OpenApi as Document, SecurityRequirement};
+use utoipa::OpenApi;
+use utoipa_scalar::{Scalar, Servable};
+
+use crate::auth::{Access, Family};
+use crate::config::Limits;
+use crate::routes::{self, health, keys, rulepacks, tenants, validate};
+use crate::state::AppState;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "invex",
+        description = "Verification and exchange of e-invoices (EN 16931, Peppol BIS Billing 3.0, Slovak national rules).\n\n\
+Two route families: `/api/*` takes `Authorization: Bearer <key>`, `/v1/*` takes `X-API-Key: <key>`. \
+`/v2/*` mirrors `/v1/*` as a beta in the sandbox only (answers carry `Invex-Api-Stability: beta`); in production it answers 404.\n\n\
+Every error is an RFC 9457 `application/problem+json` document whose `type` links to its entry in docs/problems.md. \
+Every answer carries `X-Request-Id` (sent by the client or generated). Sandbox answers carry `Invex-Environment: sandbox` \
+and results say `\"environment\": \"sandbox\"`: they are never production results.\n\n\
+Each operation lists the roles that may call it in `x-invex-roles` (admin, accountant, developer, auditor)."
+    ),
+    paths(
+        health::health, health::ready, health::metrics,
+        validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
+        rulepacks::list, rulepacks::reload,
+        keys::create, keys::list, keys::revoke,
+        tenants::create, tenants::list,
+    ),
+    components(schemas(crate::problem::ProblemBody)),
+    tags(
+        (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
+        (name = "rulepacks", description = "Rule packs and profiles in force"),
+        (name = "keys", description = "API keys of the caller's tenant"),
+        (name = "tenants", description = "Tenants (operator admins)"),
+        (name = "operations", description = "Health, readiness, metrics"),
+    )
+)]
+struct ApiDoc;
+
+/// The description, with limits, security and roles filled in.
+pub fn document(limits: &Limits) -> Document {
+    let mut doc = ApiDoc::openapi();
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.add_security_scheme(
+        "bearer",
+        SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+    );
+    components.add_security_scheme(
+        "api_key",
+        SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))),
+    );
+    if let Some(description) = doc.info.description.as_mut() {
+        description.push_str(&format!(
+            "\n\nLimits: request body {} bytes (`max_body_bytes`), {} files per request (`max_files`), \
+XML nesting depth {} (`max_xml_depth`), {} requests per second per key with bursts of {} \
+(429 with `Retry-After` beyond).",
+            limits.max_body_bytes,
+            limits.max_files,
+            limits.max_xml_depth,
+            limits.rate_per_second,
+            limits.rate_burst
+        ));
+    }
+    for endpoint in routes::table() {
+        let Some(item) = doc.paths.paths.get_mut(endpoint.path) else {
+            continue;
+        };
+        let operation = match endpoint.method.as_str() {
+            "GET" => item.get.as_mut(),
+            "POST" => item.post.as_mut(),
+            "DELETE" => item.delete.as_mut(),
+            "PUT" => item.put.as_mut(),
+            "PATCH" => item.patch.as_mut(),
+            _ => None,
+        };
+        let Some(operation) = operation else { continue };
+        let roles: Vec<&str> = endpoint.access.roles().iter().map(|r| r.as_str()).collect();
+        let scheme = match endpoint.family() {
+            Some(Family::Api) => Some("bearer"),
+            Some(Family::Versioned) => Some("api_key"),
+            None => None,
+        };
+        if let (Some(scheme), false) = (scheme, matches!(endpoint.access, Access::Public)) {
+            operation.security = Some(vec![SecurityRequirement::new::<_, _, &str>(scheme, [])]);
+        }
+        let note = match endpoint.access {
+            Access::Public => "No key needed.".to_string(),
+            Access::Roles(_) => format!("Roles: {}.", roles.join(", ")),
+            Access::SandboxOpen(_) => format!(
+                "Roles: {}. In the sandbox also without a key or with the placeholder key `sandbox`.",
+                roles.join(", ")
+            ),
+        };
+        let description = operation.description.get_or_insert_with(String::new);
+        if !description.is_empty() {
+            description.push_str("\n\n");
+        }
+        description.push_str(&note);
+        let extensions = ExtensionsBuilder::new()
+            .add("x-invex-roles", serde_json::json!(roles))
+            .build();
+        match operation.extensions.as_mut() {
+            Some(existing) => existing.merge(extensions),
+            None => operation.extensions = Some(extensions),
+        }
+    }
+    doc
+}
+
+/// `/openapi.json` and the interactive reference at `/docs`.
+pub fn routes(state: &AppState) -> Router<AppState> {
+    let doc = document(&state.config.limits);
+    Router::new()
+        .route("/openapi.json", get(openapi_json))
+        .merge(Scalar::with_url("/docs", doc))
+}
+
+async fn openapi_json(State(state): State<AppState>) -> Json<Document> {
+    Json(document(&state.config.limits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_route_is_described_with_its_roles() {
+        let doc = document(&Limits::default());
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["openapi"], "3.1.0");
+        for endpoint in routes::table() {
+            let op = &json["paths"][endpoint.path][endpoint.method.as_str().to_ascii_lowercase()];
+            assert!(
+                op.is_object(),
+                "{} {} not described",
+                endpoint.method,
+                endpoint.path
+            );
+            let roles: Vec<&str> = endpoint.access.roles().iter().map(|r| r.as_str()).collect();
+            assert_eq!(
+                op["x-invex-roles"],
+                serde_json::json!(roles),
+                "{}",
+                endpoint.path
+            );
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! RFC 9457 problem details: every error the server answers is `application/problem+json`.
+
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+
+use crate::context;
+
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Problem `type` URIs point at the catalogue in `docs/problems.md`, one anchor per slug.
+pub const TYPE_BASE: &str = "https://github.com/invex/invex/blob/main/docs/problems.md#";
+
+/// An error answer: status, a stable `type` slug, a human title and detail, and extension
+/// members (`findings`, `limit`, `errors`, ...).
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub status: StatusCode,
+    pub slug: &'static str,
+    pub title: &'static str,
+    pub detail: String,
+    pub extensions: Map<String, Value>,
+    pub headers: HeaderMap,
+}
+
+/// The JSON shape of a problem, for the OpenAPI description.
+#[derive(Serialize, ToSchema)]
+pub struct ProblemBody {
+    /// URI of the problem type (`.../docs/problems.md#<slug>`).
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// The request path that failed.
+    pub instance: String,
+    /// The request id (also in the `X-Request-Id` header and every log line).
+    pub request_id: String,
+}
+
+impl Problem {
+    pub fn new(
+        status: StatusCode,
+        slug: &'static str,
+        title: &'static str,
+        detail: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            status,
+            slug,
+            title,
+            detail: detail.into(),
+            extensions: Map::new(),
+            headers: HeaderMap::new(),
+        }
+    }
+
+    /// Add an extension member.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Problem {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        self.extensions.insert(key.to_string(), value);
+        self
+    }
+
+    /// Add a response header (values that are not valid header text are dropped).
+    pub fn header(mut self, name: HeaderName, value: &str) -> Problem {
+        if let Ok(v) = HeaderValue::from_str(value) {
+            self.headers.insert(name, v);
+        }
+        self
+    }
+
+    pub fn bad_request(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-request",
+            "Bad request",
+            detail,
+        )
+    }
+
+    pub fn invalid_field(field: &str, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-field",
+            "A request field is invalid",
+            detail,
+        )
+        .with("field", field)
+    }
+
+    pub fn not_found(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::NOT_FOUND, "not-found", "Not found", detail)
+    }
+
+    pub fn forbidden(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::FORBIDDEN, "forbidden", "Forbidden", detail)
+    }
+
+    pub fn conflict(slug: &'static str, detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::CONFLICT, slug, "Conflict", detail)
+    }
+
+    /// 413 naming the limit and its value.
+    pub fn too_large(limit: &str, value: usize, detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            "Request too large",
+            detail,
+        )
+        .with("limit", limit)
+        .with("limit_value", value)
+    }
+
+    pub fn unsupported_media_type(got: &str, accepted: &[&str]) -> Problem {
+        Problem::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported-media-type",
+            "Unsupported media type",
+            format!(
+                "content type `{got}` is not accepted here; send one of: {}",
+                accepted.join(", ")
+            ),
+        )
+        .with("accepted", accepted)
+    }
+
+    pub fn internal(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Internal server error",
+            detail,
+        )
+    }
+
+    pub fn unavailable(detail: impl Into<String>) -> Problem {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "Service unavailable",
+            detail,
+        )
+    }
+
+    /// A problem for a status answered by a layer or extractor with no body of our own.
+    pub fn from_status(status: StatusCode, detail: String) -> Problem {
+        let (slug, title) = match status {
+            StatusCode::BAD_REQUEST => ("bad-request", "Bad request"),
+            StatusCode::UNAUTHORIZED => ("unauthorized", "Unauthorized"),
+            StatusCode::FORBIDDEN => ("forbidden", "Forbidden"),
+            StatusCode::NOT_FOUND => ("not-found", "Not found"),
+            StatusCode::METHOD_NOT_ALLOWED => ("method-not-allowed", "Method not allowed"),
+            StatusCode::NOT_ACCEPTABLE => ("not-acceptable", "Not acceptable"),
+            StatusCode::CONFLICT => ("conflict", "Conflict"),
+            StatusCode::PAYLOAD_TOO_LARGE => ("too-large", "Request too large"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                ("unsupported-media-type", "Unsupported media type")
+            }
+            StatusCode::UNPROCESSABLE_ENTITY => ("invalid-body", "Unprocessable request body"),
+            StatusCode::TOO_MANY_REQUESTS => ("rate-limited", "Too many requests"),
+            StatusCode::SERVICE_UNAVAILABLE => ("unavailable", "Service unavailable"),
+            s if s.is_client_error() => ("client-error", "Client error"),
+            _ => ("internal", "Internal server error"),
+        };
+        let detail = if detail.trim().is_empty() {
+            status.canonical_reason().unwrap_or("error").to_string()
+        } else {
+            detail
+        };
+        Problem::new(status, slug, title, detail)
+    }
+
+    /// The JSON body, with `instance` and `request_id` from the request being answered.
+    pub fn body(&self) -> Value {
+        let mut body = Map::new();
+        body.insert(
+            "type".into(),
+            Value::String(format!("{TYPE_BASE}{}", self.slug)),
+        );
+        body.insert("title".into(), Value::String(self.title.to_string()));
+        body.insert("status".into(), Value::from(self.status.as_u16()));
+        body.insert("detail".into(), Value::String(self.detail.clone()));
+        if let Some(ctx) = context::current() {
+            body.insert("instance".into(), Value::String(ctx.path.clone()));
+            body.insert("request_id".into(), Value::String(ctx.id.clone()));
+        }
+        for (k, v) in &self.extensions {
+            body.insert(k.clone(), v.clone());
+        }
+        Value::Object(body)
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status.as_u16(), self.slug, self.detail)
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let body = self.body().to_string();
+        let mut response = (self.status, body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        for (name, value) in self.headers.iter() {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+        response
+    }
+}
+
+/// Storage failures reach clients as a 500 problem without internals; the log has them.
+impl From<crate::store::StoreError> for Problem {
+    fn from(e: crate::store::StoreError) -> Problem {
+        tracing::error!(error = %e, "storage error");
+        Problem::internal("the request could not be completed because storage failed; retry later")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_has_the_rfc_9457_members_and_extensions() {
+        let p = Problem::too_large("max_files", 3, "too many files").with("files", 5);
+        let b = p.body();
+        assert_eq!(b["status"], 413);
+        assert_eq!(b["type"], format!("{TYPE_BASE}too-large"));
+        assert_eq!(b["title"], "Request too large");
+        assert_eq!(b["detail"], "too many files");
+        assert_eq!(b["limit"], "max_files");
+        assert_eq!(b["limit_value"], 3);
+        assert_eq!(b["files"], 5);
+    }
+
+    #[test]
+    fn bodiless_statuses_get_a_reason() {
+        let p = Problem::from_status(StatusCode::METHOD_NOT_ALLOWED, String::new());
+        assert_eq!(p.slug, "method-not-allowed");
+        assert_eq!(p.detail, "Method Not Allowed");
+    }
+}

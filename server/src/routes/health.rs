@@ -1,0 +1,73 @@
+//! Liveness, readiness and metrics: no key needed.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::problem::Problem;
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// Always `ok` while the process answers.
+    pub status: String,
+    pub version: String,
+    /// `sandbox` or `production`.
+    pub mode: String,
+}
+
+#[utoipa::path(get, path = "/health", tag = "operations",
+    responses((status = 200, description = "The process is up", body = Health)))]
+pub async fn health(State(state): State<AppState>) -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        mode: state.environment().into(),
+    })
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Ready {
+    /// `ready`.
+    pub status: String,
+    /// Packs in force, `id@version`.
+    pub rulepacks: Vec<String>,
+}
+
+#[utoipa::path(get, path = "/ready", tag = "operations",
+    responses((status = 200, description = "Database reachable and rule packs loaded", body = Ready),
+              (status = 503, description = "Not ready (the problem says why)", body = crate::problem::ProblemBody)))]
+pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem> {
+    if let Err(e) = state.store.ping().await {
+        tracing::warn!(error = %e, "readiness: database unreachable");
+        return Err(Problem::unavailable("the database does not answer"));
+    }
+    let catalog = state.registry.current();
+    if catalog.profiles().is_empty() {
+        return Err(Problem::unavailable(
+            "no rule packs are loaded; see GET /v1/rulepacks for the last load error",
+        ));
+    }
+    Ok(Json(Ready {
+        status: "ready".into(),
+        rulepacks: catalog.versions(),
+    }))
+}
+
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let body = state
+        .metrics
+        .render(&state.registry.current(), &state.registry.status());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+}

@@ -1,0 +1,163 @@
+//! Key management: admins create, list and revoke their tenant's keys.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::{keys, Principal, Role};
+use crate::problem::Problem;
+use crate::state::AppState;
+use crate::store::{self, KeyRecord, RevokeOutcome};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    pub role: Role,
+    /// What the key is for (1–100 characters), e.g. `ERP production`.
+    pub name: String,
+}
+
+/// A key as listed: never the key itself, only its lookup prefix.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyView {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    /// The start of the key, to recognise it.
+    pub prefix: String,
+    pub tenant_id: String,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+impl From<KeyRecord> for KeyView {
+    fn from(r: KeyRecord) -> KeyView {
+        KeyView {
+            id: r.id,
+            name: r.name,
+            role: r.role,
+            prefix: r.prefix,
+            tenant_id: r.tenant_id,
+            created_at: r.created_at,
+            revoked_at: r.revoked_at,
+        }
+    }
+}
+
+/// A new key: the only time the key is shown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedKey {
+    #[serde(flatten)]
+    pub view: KeyView,
+    /// The key. Store it now: it is not shown again.
+    pub key: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeyList {
+    pub keys: Vec<KeyView>,
+}
+
+pub fn validate_name(field: &str, name: &str) -> Result<String, Problem> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(Problem::invalid_field(
+            field,
+            format!("`{field}` must be 1 to 100 characters"),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// Create and store a key of `role` in `tenant_id`; the key itself is returned once.
+pub async fn issue_key(
+    state: &AppState,
+    tenant_id: &str,
+    role: Role,
+    name: String,
+) -> Result<CreatedKey, Problem> {
+    let key = keys::generate();
+    let record = KeyRecord {
+        id: store::new_id("key"),
+        tenant_id: tenant_id.to_string(),
+        name,
+        role: role.as_str().to_string(),
+        prefix: keys::lookup_prefix(&key),
+        hash: keys::hash(&key),
+        created_at: store::now(),
+        revoked_at: None,
+    };
+    state.store.insert_key(&record).await?;
+    Ok(CreatedKey {
+        view: record.into(),
+        key,
+    })
+}
+
+#[utoipa::path(post, path = "/v1/keys", tag = "keys",
+    request_body = CreateKey,
+    responses((status = 201, description = "The key, shown once", body = CreatedKey),
+              (status = 422, description = "Unknown role or bad name", body = crate::problem::ProblemBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Json(body): Json<CreateKey>,
+) -> Result<(StatusCode, Json<CreatedKey>), Problem> {
+    let name = validate_name("name", &body.name)?;
+    let created = issue_key(&state, &principal.tenant_id, body.role, name).await?;
+    tracing::info!(key_id = %created.view.id, role = body.role.as_str(), "API key created");
+    Ok((StatusCode::CREATED, Json(created)))
+}
+
+#[utoipa::path(get, path = "/v1/keys", tag = "keys",
+    responses((status = 200, description = "The tenant's keys, revoked ones included", body = KeyList)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<KeyList>, Problem> {
+    let keys = state.store.keys(&principal.tenant_id).await?;
+    Ok(Json(KeyList {
+        keys: keys.into_iter().map(KeyView::from).collect(),
+    }))
+}
+
+#[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys",
+    params(("id" = String, Path, description = "Key id (`key_...`)")),
+    responses((status = 204, description = "Revoked"),
+              (status = 404, description = "No such key in this tenant", body = crate::problem::ProblemBody),
+              (status = 409, description = "Already revoked, or the tenant's last admin key", body = crate::problem::ProblemBody)))]
+pub async fn revoke(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, Problem> {
+    let Some(record) = state.store.key(&principal.tenant_id, &id).await? else {
+        return Err(Problem::not_found(format!("no key `{id}` in this tenant")));
+    };
+    if record.revoked_at.is_none() && record.role == Role::Admin.as_str() {
+        let admins = state
+            .store
+            .active_keys_with_role(&principal.tenant_id, Role::Admin.as_str())
+            .await?;
+        if admins <= 1 {
+            return Err(Problem::conflict(
+                "last-admin-key",
+                "this is the tenant's last active admin key; create another admin key first",
+            ));
+        }
+    }
+    match state.store.revoke_key(&principal.tenant_id, &id).await? {
+        RevokeOutcome::Now => {
+            state.auth.forget(&id);
+            tracing::info!(key_id = %id, "API key revoked");
+            Ok(StatusCode::NO_CONTENT)
+        }
+        RevokeOutcome::Already => Err(Problem::conflict(
+            "already-revoked",
+            format!("key `{id}` was already revoked"),
+        )),
+        RevokeOutcome::NotFound => Err(Problem::not_found(format!("no key `{id}` in this tenant"))),
+    }
+}

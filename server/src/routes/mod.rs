@@ -1,0 +1,190 @@
+//! The route table: every endpoint with its method, path and who may call it. The router,
+//! the authentication layers, the OpenAPI permission notes and the role-matrix tests are
+//! all built from this one list.
+
+pub mod health;
+pub mod keys;
+pub mod rulepacks;
+pub mod tenants;
+pub mod validate;
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderValue, Method};
+use axum::middleware::{from_fn_with_state, map_response};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, delete, get, post, MethodRouter};
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::auth::roles::allow;
+use crate::auth::{self, Access, Family, Gate};
+use crate::config::Mode;
+use crate::context;
+use crate::problem::Problem;
+use crate::state::AppState;
+
+/// One endpoint: method, path (axum syntax) and access.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    pub method: Method,
+    pub path: &'static str,
+    pub access: Access,
+}
+
+impl Endpoint {
+    pub fn family(&self) -> Option<Family> {
+        family_of(self.path)
+    }
+}
+
+fn family_of(path: &str) -> Option<Family> {
+    if path.starts_with("/api/") {
+        Some(Family::Api)
+    } else if path.starts_with("/v1/") || path.starts_with("/v2/") {
+        Some(Family::Versioned)
+    } else {
+        None
+    }
+}
+
+fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
+    use Access::{Public, Roles};
+    let e = |method: Method, path: &'static str, access: Access| Endpoint {
+        method,
+        path,
+        access,
+    };
+    vec![
+        (e(Method::GET, "/health", Public), get(health::health)),
+        (e(Method::GET, "/ready", Public), get(health::ready)),
+        (e(Method::GET, "/metrics", Public), get(health::metrics)),
+        (
+            e(Method::POST, "/api/validate", Roles(allow::INVOICE_WORK)),
+            post(validate::validate_api),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/invoice/validate",
+                Roles(allow::INVOICE_WORK),
+            ),
+            post(validate::validate_v1),
+        ),
+        (
+            e(Method::GET, "/v1/validations", Roles(allow::READ)),
+            get(validate::list_validations),
+        ),
+        (
+            e(Method::GET, "/v1/validations/{id}", Roles(allow::READ)),
+            get(validate::get_validation),
+        ),
+        (
+            e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
+            get(rulepacks::list),
+        ),
+        (
+            e(Method::POST, "/v1/rulepacks/reload", Roles(allow::ADMIN)),
+            post(rulepacks::reload),
+        ),
+        (
+            e(Method::POST, "/v1/keys", Roles(allow::ADMIN)),
+            post(keys::create),
+        ),
+        (
+            e(Method::GET, "/v1/keys", Roles(allow::ADMIN)),
+            get(keys::list),
+        ),
+        (
+            e(Method::DELETE, "/v1/keys/{id}", Roles(allow::ADMIN)),
+            delete(keys::revoke),
+        ),
+        (
+            e(Method::POST, "/v1/tenants", Roles(allow::ADMIN)),
+            post(tenants::create),
+        ),
+        (
+            e(Method::GET, "/v1/tenants", Roles(allow::ADMIN)),
+            get(tenants::list),
+        ),
+    ]
+}
+
+/// Every endpoint (the `/v1` ones also answer under `/v2` in the sandbox).
+pub fn table() -> Vec<Endpoint> {
+    routes().into_iter().map(|(e, _)| e).collect()
+}
+
+/// The application: every route, its authentication, limits and the request context.
+pub fn router(state: AppState) -> Router {
+    let sandbox = state.config.mode == Mode::Sandbox;
+    let mut router = Router::new();
+    for (endpoint, handler) in routes() {
+        if sandbox && endpoint.path.starts_with("/v1/") {
+            let path = format!("/v2{}", &endpoint.path[3..]);
+            let beta =
+                guarded(&state, &endpoint, &path, handler.clone()).layer(map_response(mark_beta));
+            router = router.route(&path, beta);
+        }
+        let path = endpoint.path;
+        router = router.route(path, guarded(&state, &endpoint, path, handler));
+    }
+    if !sandbox {
+        router = router
+            .route("/v2", any(v2_not_here))
+            .route("/v2/{*rest}", any(v2_not_here));
+    }
+    router
+        .merge(crate::openapi::routes(&state))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(state.config.limits.max_body_bytes))
+        .layer(CatchPanicLayer::custom(panic_problem))
+        .layer(from_fn_with_state(state.clone(), context::observe))
+        .with_state(state)
+}
+
+/// The handler behind its authentication layer (public routes have none).
+fn guarded(
+    state: &AppState,
+    endpoint: &Endpoint,
+    path: &str,
+    handler: MethodRouter<AppState>,
+) -> MethodRouter<AppState> {
+    let Some(family) = family_of(path) else {
+        return handler;
+    };
+    let gate = Gate {
+        state: state.clone(),
+        family,
+        access: endpoint.access,
+        method: endpoint.method.clone(),
+        path: Arc::from(path),
+    };
+    handler.route_layer(from_fn_with_state(gate, auth::authenticate))
+}
+
+async fn mark_beta(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert("invex-api-stability", HeaderValue::from_static("beta"));
+    response
+}
+
+async fn v2_not_here() -> Problem {
+    Problem::new(
+        axum::http::StatusCode::NOT_FOUND,
+        "v2-sandbox-only",
+        "API v2 is a sandbox beta",
+        "the /v2 routes are in beta and answer only in the sandbox; use /v1 in production",
+    )
+}
+
+async fn not_found(method: Method, uri: axum::http::Uri) -> Problem {
+    Problem::not_found(format!("no route {method} {}", uri.path()))
+}
+
+fn panic_problem(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    Problem::internal("the request failed inside the server; it has been logged").into_response()
+}

@@ -1,0 +1,520 @@
+//! Validation routes: `POST /api/validate` (multipart, several files), `POST
+//! /v1/invoice/validate` (raw XML or multipart, one file), and the stored results.
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use bytes::Bytes;
+use invex_engine::report::{to_svrl, Report};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Principal;
+use crate::problem::Problem;
+use crate::state::AppState;
+use crate::store::ValidationRecord;
+use crate::validation::{self, ValidationResult};
+
+pub const SVRL: &str = "application/svrl+xml";
+const JSON: &str = "application/json";
+
+/// Multipart fields that carry a document.
+const FILE_FIELDS: &[&str] = &["files[]", "files", "file", "xml_file"];
+/// Content types taken as a raw XML body.
+const XML_TYPES: &[&str] = &["application/xml", "text/xml"];
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ValidateQuery {
+    /// Profile id (`peppol-bis3-sk`) or `id@version`; detected from the document when
+    /// absent (the result's `detection` says which and why).
+    pub profile: Option<String>,
+}
+
+/// The answer format a request asks for in `Accept`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wanted {
+    Json,
+    Svrl,
+}
+
+fn wanted(headers: &HeaderMap) -> Result<Wanted, Problem> {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Ok(Wanted::Json);
+    };
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let refused = parts.any(|p| {
+            let p = p.trim().replace(' ', "");
+            p == "q=0" || p == "q=0.0" || p == "q=0.00" || p == "q=0.000"
+        });
+        if refused {
+            continue;
+        }
+        match media.as_str() {
+            SVRL => return Ok(Wanted::Svrl),
+            JSON | "application/*" | "*/*" | "application/problem+json" => return Ok(Wanted::Json),
+            _ => {}
+        }
+    }
+    Err(Problem::new(
+        StatusCode::NOT_ACCEPTABLE,
+        "not-acceptable",
+        "Not acceptable",
+        format!("cannot answer `{accept}`; results are {JSON} or {SVRL}"),
+    )
+    .with("available", [JSON, SVRL]))
+}
+
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
+}
+
+/// One uploaded document.
+struct Upload {
+    file_name: Option<String>,
+    bytes: Bytes,
+}
+
+fn body_problem(status: StatusCode, text: String, limit: usize) -> Problem {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        Problem::too_large(
+            "max_body_bytes",
+            limit,
+            format!("the request body is larger than the limit of {limit} bytes"),
+        )
+    } else {
+        Problem::bad_request(format!("the multipart body cannot be read: {text}"))
+    }
+}
+
+/// The documents of a multipart body; at most `max_files`.
+async fn read_multipart(
+    state: &AppState,
+    mut multipart: Multipart,
+) -> Result<(Vec<Upload>, Option<String>), Problem> {
+    let limits = &state.config.limits;
+    let mut uploads = Vec::new();
+    let mut profile = None;
+    loop {
+        let field = multipart
+            .next_field()
+            .await
+            .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
+        let Some(field) = field else { break };
+        let name = field.name().unwrap_or("").to_string();
+        if name == "profile" {
+            let text = field
+                .text()
+                .await
+                .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
+            profile = Some(text.trim().to_string()).filter(|p| !p.is_empty());
+            continue;
+        }
+        if !FILE_FIELDS.contains(&name.as_str()) {
+            return Err(Problem::bad_request(format!(
+                "unknown multipart field `{name}`; send documents as `files[]` (and optionally a `profile` field)"
+            ))
+            .with("field", name));
+        }
+        if uploads.len() == limits.max_files {
+            return Err(Problem::too_large(
+                "max_files",
+                limits.max_files,
+                format!(
+                    "a request may carry at most {} files; send the rest in further requests",
+                    limits.max_files
+                ),
+            ));
+        }
+        let file_name = field.file_name().map(str::to_string);
+        let bytes = field
+            .bytes()
+            .await
+            .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
+        uploads.push(Upload { file_name, bytes });
+    }
+    if uploads.is_empty() {
+        return Err(Problem::bad_request(
+            "the multipart body has no document; send XML files in the `files[]` field",
+        ));
+    }
+    Ok((uploads, profile))
+}
+
+async fn read_raw(state: &AppState, body: Body) -> Result<Bytes, Problem> {
+    let limit = state.config.limits.max_body_bytes;
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+        Problem::too_large(
+            "max_body_bytes",
+            limit,
+            format!("the request body is larger than the limit of {limit} bytes"),
+        )
+    })?;
+    if bytes.is_empty() {
+        return Err(Problem::bad_request(
+            "the request body is empty; send the invoice XML",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A body over the limit is refused from its Content-Length before it is read.
+fn check_length(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
+    let limit = state.config.limits.max_body_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    match declared {
+        Some(n) if n > limit => Err(Problem::too_large(
+            "max_body_bytes",
+            limit,
+            format!("the request body ({n} bytes) is larger than the limit of {limit} bytes"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn result_headers(response: &mut Response, id: &str) {
+    let h = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&format!("/v1/validations/{id}")) {
+        h.insert(header::CONTENT_LOCATION, v);
+    }
+    if let Ok(v) = HeaderValue::from_str(id) {
+        h.insert("invex-validation-id", v);
+    }
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, JSON)], body).into_response()
+}
+
+/// Validate and store one document; the answer in the wanted format.
+async fn validate_one(
+    state: &AppState,
+    principal: &Principal,
+    profile: Option<String>,
+    upload: Upload,
+    format: Wanted,
+) -> Result<Response, Problem> {
+    let validated = validation::validate(state, profile, upload.file_name, upload.bytes).await?;
+    let record = validation::record(principal, &validated.result);
+    let json = record.result.clone();
+    state.store.insert_validations(vec![record]).await?;
+    let mut response = match format {
+        Wanted::Json => json_response(StatusCode::OK, json),
+        Wanted::Svrl => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, SVRL)],
+            to_svrl(&validated.result.report, Some(&validated.rules)),
+        )
+            .into_response(),
+    };
+    result_headers(&mut response, &validated.result.id);
+    Ok(response)
+}
+
+#[utoipa::path(post, path = "/v1/invoice/validate", tag = "validation",
+    params(ValidateQuery),
+    request_body(description = "UBL 2.1 invoice or credit note: raw XML (`application/xml`) or multipart with one file",
+        content(("application/xml"), ("multipart/form-data"))),
+    responses(
+        (status = 200, description = "The validation result (stored; see Content-Location)",
+         content((ValidationResult = "application/json"), (String = "application/svrl+xml"))),
+        (status = 400, description = "Unknown profile or bad request", body = crate::problem::ProblemBody),
+        (status = 413, description = "Body over `max_body_bytes`", body = crate::problem::ProblemBody),
+        (status = 415, description = "Not XML or multipart", body = crate::problem::ProblemBody),
+        (status = 422, description = "Not well-formed XML (line and column), DOCTYPE, or nesting over `max_xml_depth`", body = crate::problem::ProblemBody)))]
+pub async fn validate_v1(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Query(query): Query<ValidateQuery>,
+    request: Request,
+) -> Result<Response, Problem> {
+    let format = wanted(request.headers())?;
+    check_length(&state, request.headers())?;
+    let kind = content_type(request.headers());
+    let (upload, form_profile) = if kind == "multipart/form-data" {
+        let multipart = Multipart::from_request(request, &state)
+            .await
+            .map_err(|e| Problem::bad_request(e.body_text()))?;
+        let (mut uploads, profile) = read_multipart(&state, multipart).await?;
+        if uploads.len() > 1 {
+            return Err(Problem::bad_request(
+                "POST /v1/invoice/validate takes one document; use POST /api/validate for several",
+            ));
+        }
+        (uploads.remove(0), profile)
+    } else if kind.is_empty() || XML_TYPES.contains(&kind.as_str()) || kind.ends_with("+xml") {
+        let bytes = read_raw(&state, request.into_body()).await?;
+        (
+            Upload {
+                file_name: None,
+                bytes,
+            },
+            None,
+        )
+    } else {
+        return Err(Problem::unsupported_media_type(
+            &kind,
+            &["application/xml", "text/xml", "multipart/form-data"],
+        ));
+    };
+    validate_one(
+        &state,
+        &principal,
+        query.profile.or(form_profile),
+        upload,
+        format,
+    )
+    .await
+}
+
+/// One file of a multi-file request that could not be validated.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Rejected {
+    /// Position of the file in the request, from 0.
+    pub index: usize,
+    pub file_name: Option<String>,
+    /// The problem (as RFC 9457 members), e.g. not well-formed with line and column.
+    #[schema(value_type = Object)]
+    pub problem: serde_json::Value,
+}
+
+/// The shape of `POST /api/validate` answers, for the OpenAPI description.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchResult {
+    /// One result per validated file, in request order.
+    pub results: Vec<ValidationResult>,
+    /// Files that could not be validated.
+    pub rejected: Vec<Rejected>,
+}
+
+#[utoipa::path(post, path = "/api/validate", tag = "validation",
+    params(ValidateQuery),
+    request_body(description = "Multipart: one or several XML files in `files[]` (at most `max_files`)",
+        content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "One result per file (SVRL when one file and `Accept: application/svrl+xml`)", body = BatchResult),
+        (status = 413, description = "Body over `max_body_bytes` or more than `max_files` files", body = crate::problem::ProblemBody),
+        (status = 415, description = "Not multipart", body = crate::problem::ProblemBody),
+        (status = 422, description = "No file is well-formed XML", body = crate::problem::ProblemBody)))]
+pub async fn validate_api(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Query(query): Query<ValidateQuery>,
+    request: Request,
+) -> Result<Response, Problem> {
+    let format = wanted(request.headers())?;
+    check_length(&state, request.headers())?;
+    let kind = content_type(request.headers());
+    if kind != "multipart/form-data" {
+        return Err(Problem::unsupported_media_type(
+            &kind,
+            &["multipart/form-data"],
+        ));
+    }
+    let multipart = Multipart::from_request(request, &state)
+        .await
+        .map_err(|e| Problem::bad_request(e.body_text()))?;
+    let (mut uploads, form_profile) = read_multipart(&state, multipart).await?;
+    let profile = query.profile.or(form_profile);
+    if uploads.len() == 1 {
+        return validate_one(&state, &principal, profile, uploads.remove(0), format).await;
+    }
+    if format == Wanted::Svrl {
+        return Err(Problem::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "not-acceptable",
+            "Not acceptable",
+            "SVRL is one report per document; send one file, or ask for application/json",
+        ));
+    }
+    let mut records: Vec<ValidationRecord> = Vec::with_capacity(uploads.len());
+    let mut rejected = Vec::new();
+    let mut first_problem = None;
+    for (index, upload) in uploads.into_iter().enumerate() {
+        let file_name = upload.file_name.clone();
+        match validation::validate(&state, profile.clone(), upload.file_name, upload.bytes).await {
+            Ok(v) => records.push(validation::record(&principal, &v.result)),
+            Err(problem) if problem.status.is_client_error() => {
+                rejected.push(Rejected {
+                    index,
+                    file_name,
+                    problem: problem.body(),
+                });
+                first_problem.get_or_insert(problem);
+            }
+            Err(problem) => return Err(problem),
+        }
+    }
+    if records.is_empty() {
+        let detail = "no file could be validated; each file's problem is under `rejected`";
+        let status = first_problem
+            .map(|p| p.status)
+            .unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
+        return Err(Problem::new(
+            status,
+            "no-document-validated",
+            "No document validated",
+            detail,
+        )
+        .with("rejected", &rejected));
+    }
+    let results: Vec<&str> = records.iter().map(|r| r.result.as_str()).collect();
+    let body = format!(
+        "{{\"results\":[{}],\"rejected\":{}}}",
+        results.join(","),
+        serde_json::to_string(&rejected).unwrap_or_else(|_| "[]".into())
+    );
+    state.store.insert_validations(records).await?;
+    Ok(json_response(StatusCode::OK, body))
+}
+
+#[utoipa::path(get, path = "/v1/validations/{id}", tag = "validation",
+    params(("id" = String, Path, description = "Validation id (`val_...`)")),
+    responses(
+        (status = 200, description = "The stored result, as first answered (JSON or SVRL)",
+         content((ValidationResult = "application/json"), (String = "application/svrl+xml"))),
+        (status = 404, description = "No such result in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_validation(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    let format = wanted(&headers)?;
+    let Some(record) = state.store.validation(&principal.tenant_id, &id).await? else {
+        return Err(Problem::not_found(format!(
+            "no validation `{id}` in this tenant"
+        )));
+    };
+    let response = match format {
+        Wanted::Json => json_response(StatusCode::OK, record.result),
+        Wanted::Svrl => {
+            let report: Report = serde_json::from_str(&record.result)
+                .map_err(|e| Problem::internal(format!("stored result unreadable: {e}")))?;
+            (
+                StatusCode::OK,
+                [(header::CONTENT_TYPE, SVRL)],
+                to_svrl(&report, None),
+            )
+                .into_response()
+        }
+    };
+    Ok(response)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only results older than this id (the `next` of the previous page).
+    pub before: Option<String>,
+    /// Page size, 1–200 (default 50).
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValidationSummary {
+    pub id: String,
+    pub created_at: String,
+    pub file_name: Option<String>,
+    pub sha256: String,
+    pub size_bytes: i64,
+    pub profile: String,
+    pub verdict: String,
+    pub rules_version: Vec<String>,
+    pub environment: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValidationList {
+    /// Newest first.
+    pub validations: Vec<ValidationSummary>,
+    /// Pass as `before` for the next page; absent on the last page.
+    pub next: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/validations", tag = "validation",
+    params(ListQuery),
+    responses((status = 200, description = "The tenant's stored results, newest first", body = ValidationList)))]
+pub async fn list_validations(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<ValidationList>, Problem> {
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(Problem::invalid_field(
+            "limit",
+            "`limit` must be between 1 and 200",
+        ));
+    }
+    let records = state
+        .store
+        .validations(&principal.tenant_id, query.before.as_deref(), limit)
+        .await?;
+    let next = (records.len() as i64 == limit)
+        .then(|| records.last().map(|r| r.id.clone()))
+        .flatten();
+    Ok(Json(ValidationList {
+        validations: records
+            .into_iter()
+            .map(|r| ValidationSummary {
+                id: r.id,
+                created_at: r.created_at,
+                file_name: r.file_name,
+                sha256: r.sha256,
+                size_bytes: r.size_bytes,
+                profile: r.profile,
+                verdict: r.verdict,
+                rules_version: r.rules_version.split(',').map(str::to_string).collect(),
+                environment: r.environment,
+            })
+            .collect(),
+        next,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::ACCEPT, HeaderValue::from_static(v));
+        h
+    }
+
+    #[test]
+    fn accept_chooses_json_or_svrl() {
+        assert_eq!(wanted(&HeaderMap::new()).expect("none"), Wanted::Json);
+        assert_eq!(
+            wanted(&accept("application/svrl+xml")).expect("svrl"),
+            Wanted::Svrl
+        );
+        assert_eq!(wanted(&accept("*/*")).expect("any"), Wanted::Json);
+        assert_eq!(
+            wanted(&accept("application/svrl+xml;q=0, application/json")).expect("json"),
+            Wanted::Json
+        );
+        assert_eq!(
+            wanted(&accept("text/html")).expect_err("html").status,
+            StatusCode::NOT_ACCEPTABLE
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! Starting and stopping the server: storage, the bootstrap key, rule packs, the watcher,
+//! the listener, and a graceful shutdown that lets in-flight requests finish.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use invex_engine::registry::{Registry, WatchGuard};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::auth::{keys, Authenticator, Role};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::state::AppState;
+use crate::store::{self, KeyRecord, Store, StoreError, OPERATOR_TENANT_ID};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("storage: {0}")]
+    Store(#[from] StoreError),
+    #[error("rule packs in {dir} failed to load:\n{errors}")]
+    Rulepacks { dir: String, errors: String },
+    #[error("INVEX_BOOTSTRAP_KEY must be at least {min} characters long")]
+    ShortBootstrapKey { min: usize },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    #[error("{0}")]
+    Task(String),
+}
+
+/// A running server.
+pub struct Running {
+    pub addr: SocketAddr,
+    /// The bootstrap admin key when this start created it (empty database).
+    pub bootstrap_key: Option<String>,
+    pub state: AppState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+    _watch: Option<WatchGuard>,
+}
+
+impl Running {
+    /// Stop accepting connections, let in-flight requests finish, then return.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        let result = (&mut self.task)
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        self.state.store.close().await;
+        result
+    }
+
+    /// Wait until the server stops (after a shutdown signal).
+    pub async fn wait(&mut self) -> std::io::Result<()> {
+        (&mut self.task)
+            .await
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// Start with `config`; `registry` reuses already compiled rule packs (tests share them).
+pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Running, StartError> {
+    let store = Store::connect(&config.database_url).await?;
+    let bootstrap_key = bootstrap(&store, &config).await?;
+    let registry = match registry {
+        Some(r) => r,
+        None => {
+            let dir = config.rulepacks.clone();
+            let loaded = tokio::task::spawn_blocking(move || Registry::open(dir))
+                .await
+                .map_err(|e| StartError::Task(e.to_string()))?;
+            Arc::new(loaded.map_err(|e| StartError::Rulepacks {
+                dir: config.rulepacks.display().to_string(),
+                errors: e.to_string(),
+            })?)
+        }
+    };
+    let watch = if config.watch_rulepacks {
+        match registry.watch() {
+            Ok(guard) => Some(guard),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch the rule-pack directory; reload through the API");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let listener = TcpListener::bind(config.bind)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Bind {
+        addr: config.bind,
+        source,
+    })?;
+    let auth = Arc::new(Authenticator::new(store.clone(), &config.limits));
+    let state = AppState {
+        config: Arc::new(config),
+        store,
+        registry,
+        auth: auth.clone(),
+        metrics: Arc::new(Metrics::new()?),
+        watching: watch.is_some(),
+    };
+    let app = crate::routes::router(state.clone());
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = rx.await;
+        })
+        .await
+    });
+    tokio::spawn(prune_rate_limits(Arc::downgrade(&auth)));
+    tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
+    Ok(Running {
+        addr,
+        bootstrap_key,
+        state,
+        shutdown: Some(tx),
+        task,
+        _watch: watch,
+    })
+}
+
+/// On an empty database: the operator tenant and its first admin key.
+async fn bootstrap(store: &Store, config: &Config) -> Result<Option<String>, StartError> {
+    let key = match &config.bootstrap_key {
+        Some(k) if k.len() < keys::MIN_CONFIGURED_KEY_LEN => {
+            return Err(StartError::ShortBootstrapKey {
+                min: keys::MIN_CONFIGURED_KEY_LEN,
+            })
+        }
+        Some(k) => k.clone(),
+        None => keys::generate(),
+    };
+    let record = KeyRecord {
+        id: store::new_id("key"),
+        tenant_id: OPERATOR_TENANT_ID.to_string(),
+        name: "bootstrap admin key".into(),
+        role: Role::Admin.as_str().to_string(),
+        prefix: keys::lookup_prefix(&key),
+        hash: keys::hash(&key),
+        created_at: store::now(),
+        revoked_at: None,
+    };
+    Ok(store.bootstrap(&record).await?.then_some(key))
+}
+
+async fn prune_rate_limits(auth: std::sync::Weak<Authenticator>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        tick.tick().await;
+        match auth.upgrade() {
+            Some(a) => a.prune(),
+            None => return,
+        }
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

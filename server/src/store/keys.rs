@@ -1,0 +1,140 @@
+//! API keys as stored: the lookup prefix and the SHA-256 of the key, never the key.
+
+use sqlx::Any;
+
+use super::{opt_text, text, Store, StoreError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub name: String,
+    pub role: String,
+    pub prefix: String,
+    /// Lowercase hex SHA-256 of the whole key.
+    pub hash: String,
+    pub created_at: String,
+    pub revoked_at: Option<String>,
+}
+
+const COLUMNS: &str = "id, tenant_id, name, role, prefix, hash, created_at, revoked_at";
+
+impl KeyRecord {
+    fn from_row(row: &sqlx::any::AnyRow) -> Result<KeyRecord, sqlx::Error> {
+        Ok(KeyRecord {
+            id: text(row, "id")?,
+            tenant_id: text(row, "tenant_id")?,
+            name: text(row, "name")?,
+            role: text(row, "role")?,
+            prefix: text(row, "prefix")?,
+            hash: text(row, "hash")?,
+            created_at: text(row, "created_at")?,
+            revoked_at: opt_text(row, "revoked_at")?,
+        })
+    }
+}
+
+pub(super) async fn insert_key<'c, E>(executor: E, key: &KeyRecord) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'c, Database = Any>,
+{
+    sqlx::query(
+        "INSERT INTO api_keys (id, tenant_id, name, role, prefix, hash, created_at, revoked_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&key.id)
+    .bind(&key.tenant_id)
+    .bind(&key.name)
+    .bind(&key.role)
+    .bind(&key.prefix)
+    .bind(&key.hash)
+    .bind(&key.created_at)
+    .bind(key.revoked_at.as_deref())
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// What revoking a key did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevokeOutcome {
+    Now,
+    Already,
+    NotFound,
+}
+
+impl Store {
+    pub async fn insert_key(&self, key: &KeyRecord) -> Result<(), StoreError> {
+        insert_key(self.pool(), key).await
+    }
+
+    /// The key with this lookup prefix, revoked or not.
+    pub async fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyRecord>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE prefix = $1"))
+            .bind(prefix)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.as_ref().map(KeyRecord::from_row).transpose()?)
+    }
+
+    /// A tenant's keys, oldest first.
+    pub async fn keys(&self, tenant_id: &str) -> Result<Vec<KeyRecord>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at, id"
+        ))
+        .bind(tenant_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(KeyRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    pub async fn key(&self, tenant_id: &str, id: &str) -> Result<Option<KeyRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM api_keys WHERE tenant_id = $1 AND id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(KeyRecord::from_row).transpose()?)
+    }
+
+    /// Active keys of a role in a tenant.
+    pub async fn active_keys_with_role(
+        &self,
+        tenant_id: &str,
+        role: &str,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM api_keys WHERE tenant_id = $1 AND role = $2 AND revoked_at IS NULL",
+        )
+        .bind(tenant_id)
+        .bind(role)
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Revoke a key of `tenant_id` (keys of other tenants are "not found").
+    pub async fn revoke_key(&self, tenant_id: &str, id: &str) -> Result<RevokeOutcome, StoreError> {
+        let done = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $1 \
+             WHERE tenant_id = $2 AND id = $3 AND revoked_at IS NULL",
+        )
+        .bind(super::now())
+        .bind(tenant_id)
+        .bind(id)
+        .execute(self.pool())
+        .await?
+        .rows_affected();
+        if done > 0 {
+            return Ok(RevokeOutcome::Now);
+        }
+        Ok(match self.key(tenant_id, id).await? {
+            Some(_) => RevokeOutcome::Already,
+            None => RevokeOutcome::NotFound,
+        })
+    }
+}

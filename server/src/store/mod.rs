@@ -1,0 +1,159 @@
+//! Storage with sqlx: SQLite embedded by default, PostgreSQL when several instances share
+//! one database. One portable schema (`server/migrations`), run at start.
+
+mod keys;
+mod tenants;
+mod validations;
+
+use std::sync::{Arc, Once};
+
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+use tokio::sync::mpsc;
+
+pub use keys::{KeyRecord, RevokeOutcome};
+pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
+pub use validations::ValidationRecord;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migrating the database: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot create the database directory {path}: {source}")]
+    Directory {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("unsupported database URL `{0}` (sqlite://... or postgres://...)")]
+    UnsupportedUrl(String),
+    #[error("the storage writer has stopped")]
+    WriterStopped,
+    #[error("{0}")]
+    Shared(Arc<StoreError>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The database: a pool, and the group-commit writer for validation results.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    writer: mpsc::Sender<validations::WriteJob>,
+}
+
+static DRIVERS: Once = Once::new();
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+impl Store {
+    /// Connect (creating an SQLite file and its directory when needed) and migrate.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        DRIVERS.call_once(sqlx::any::install_default_drivers);
+        let backend = if url.starts_with("sqlite:") {
+            create_sqlite_dir(url)?;
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::UnsupportedUrl(url.to_string()));
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(match backend {
+                // SQLite serialises writers; a few readers beside the writer are enough.
+                Backend::Sqlite => 8,
+                Backend::Postgres => 16,
+            })
+            .connect(url)
+            .await?;
+        MIGRATOR.run(&pool).await?;
+        let writer = validations::spawn_writer(pool.clone());
+        Ok(Store {
+            pool,
+            backend,
+            writer,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// A round trip to the database, for readiness.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// `sqlite://data/invex.db?mode=rwc` → make sure `data/` exists.
+fn create_sqlite_dir(url: &str) -> Result<(), StoreError> {
+    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.contains(":memory:") {
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(path).parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Directory {
+                path: parent.display().to_string(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A new id: a type prefix and a time-ordered UUID (v7), e.g. `val_0192f...`.
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
+}
+
+/// Now, RFC 3339 UTC with microseconds (sorts as text).
+pub fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+fn text(row: &AnyRow, column: &str) -> Result<String, sqlx::Error> {
+    row.try_get::<String, _>(column)
+}
+
+fn opt_text(row: &AnyRow, column: &str) -> Result<Option<String>, sqlx::Error> {
+    row.try_get::<Option<String>, _>(column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_directory_is_taken_from_the_url() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("a/b/x.db");
+        create_sqlite_dir(&format!("sqlite://{}?mode=rwc", db.display())).expect("create");
+        assert!(dir.path().join("a/b").is_dir());
+        create_sqlite_dir("sqlite::memory:").expect("memory");
+    }
+
+    #[test]
+    fn ids_are_prefixed_and_time_ordered() {
+        let a = new_id("val");
+        let b = new_id("val");
+        assert!(a.starts_with("val_") && a.len() == 36, "{a}");
+        assert!(a < b);
+    }
+}

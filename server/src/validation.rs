@@ -1,0 +1,223 @@
+//! Validating one document for a tenant: parse with the configured limits, choose the
+//! profile (named or detected), run the rules, and build the stored result.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use invex_engine::detect::detect_profile;
+use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
+use invex_engine::registry::Catalog;
+use invex_engine::report::Report;
+use invex_engine::rules::RuleSet;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+
+use crate::auth::Principal;
+use crate::problem::Problem;
+use crate::state::AppState;
+use crate::store::{self, ValidationRecord};
+
+/// The profile used when detection names one the catalogue lacks.
+pub const FALLBACK_PROFILE: &str = "en16931-ubl";
+
+/// Documents up to this size are validated on the request's own task: a typical invoice
+/// takes well under a millisecond, and handing it to another thread costs more than it
+/// saves. Larger ones go to the blocking pool so they never stall other requests.
+const INLINE_BYTES: usize = 256 * 1024;
+
+/// What was validated.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct DocumentInfo {
+    pub file_name: Option<String>,
+    /// SHA-256 of the bytes received, lowercase hex.
+    pub sha256: String,
+    pub size_bytes: usize,
+}
+
+/// A validation result as answered and stored: the engine's report plus its identity.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ValidationResult {
+    /// `GET /v1/validations/{id}` returns this result again.
+    pub id: String,
+    /// `sandbox` results are never production results.
+    pub environment: String,
+    pub created_at: String,
+    pub document: DocumentInfo,
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+/// A validated document, with the rule set that produced it (for SVRL).
+pub struct Validated {
+    pub result: ValidationResult,
+    pub rules: Arc<RuleSet>,
+}
+
+/// Validate `bytes` (without storing).
+pub async fn validate(
+    state: &AppState,
+    profile: Option<String>,
+    file_name: Option<String>,
+    bytes: bytes::Bytes,
+) -> Result<Validated, Problem> {
+    let catalog = state.registry.current();
+    let limits = ParseLimits {
+        max_bytes: state.config.limits.max_body_bytes,
+        max_depth: state.config.limits.max_xml_depth,
+    };
+    let (report, rules) = if bytes.len() <= INLINE_BYTES {
+        run(&catalog, profile.as_deref(), &bytes, &limits)?
+    } else {
+        let bytes = bytes.clone();
+        let catalog = catalog.clone();
+        tokio::task::spawn_blocking(move || run(&catalog, profile.as_deref(), &bytes, &limits))
+            .await
+            .map_err(|e| Problem::internal(format!("the validation task failed: {e}")))??
+    };
+    state.metrics.validation(
+        report.profile.split('@').next().unwrap_or(""),
+        report.verdict.as_str(),
+    );
+    Ok(Validated {
+        result: ValidationResult {
+            id: store::new_id("val"),
+            environment: state.environment().to_string(),
+            created_at: store::now(),
+            document: DocumentInfo {
+                file_name,
+                sha256: hex::encode(Sha256::digest(&bytes)),
+                size_bytes: bytes.len(),
+            },
+            report,
+        },
+        rules,
+    })
+}
+
+/// The record that stores `result` for `principal`.
+pub fn record(principal: &Principal, result: &ValidationResult) -> ValidationRecord {
+    ValidationRecord {
+        id: result.id.clone(),
+        tenant_id: principal.tenant_id.clone(),
+        key_id: principal.key_id.clone(),
+        created_at: result.created_at.clone(),
+        file_name: result.document.file_name.clone(),
+        sha256: result.document.sha256.clone(),
+        size_bytes: result.document.size_bytes as i64,
+        profile: result.report.profile.clone(),
+        verdict: result.report.verdict.as_str().to_string(),
+        rules_version: result.report.rules_version.join(","),
+        environment: result.environment.clone(),
+        result: serde_json::to_string(result).unwrap_or_default(),
+    }
+}
+
+fn run(
+    catalog: &Catalog,
+    profile: Option<&str>,
+    bytes: &[u8],
+    limits: &ParseLimits,
+) -> Result<(Report, Arc<RuleSet>), Problem> {
+    let start = Instant::now();
+    if catalog.profiles().is_empty() {
+        return Err(Problem::unavailable(
+            "no rule packs are loaded; see GET /v1/rulepacks for the last load error",
+        ));
+    }
+    let doc = Document::parse_with_limits(bytes, limits).map_err(parse_problem)?;
+    let (rules, detection) = match profile {
+        Some(name) => (
+            catalog
+                .ruleset(name)
+                .ok_or_else(|| unknown_profile(catalog, name))?,
+            None,
+        ),
+        None => {
+            let detected = detect_profile(&doc);
+            match catalog.ruleset(&detected.profile) {
+                Some(r) => (
+                    r,
+                    Some(format!(
+                        "detected {}: {}",
+                        detected.profile, detected.reason
+                    )),
+                ),
+                None => (
+                    catalog
+                        .ruleset(FALLBACK_PROFILE)
+                        .ok_or_else(|| unknown_profile(catalog, FALLBACK_PROFILE))?,
+                    Some(format!(
+                        "detected {} ({}), which is not installed; used {FALLBACK_PROFILE}",
+                        detected.profile, detected.reason
+                    )),
+                ),
+            }
+        }
+    };
+    let mut report = rules.validate(&doc);
+    report.detection = detection;
+    report.duration_us = start.elapsed().as_micros() as u64;
+    Ok((report, rules))
+}
+
+fn unknown_profile(catalog: &Catalog, name: &str) -> Problem {
+    let available: Vec<String> = catalog.profile_infos().into_iter().map(|p| p.id).collect();
+    Problem::new(
+        StatusCode::BAD_REQUEST,
+        "unknown-profile",
+        "Unknown profile",
+        format!(
+            "no profile `{name}` is installed; available: {}",
+            available.join(", ")
+        ),
+    )
+    .with("available_profiles", available)
+}
+
+/// A document that cannot be parsed: 422 with line and column (413 when over the size).
+pub fn parse_problem(e: ParseError) -> Problem {
+    let detail = e.to_string();
+    match e {
+        ParseError::Malformed { line, column, .. } => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not-well-formed",
+            "The document is not well-formed XML",
+            detail,
+        )
+        .with("line", line)
+        .with("column", column),
+        ParseError::Doctype { line, column } => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "doctype-refused",
+            "DOCTYPE declarations are refused",
+            detail,
+        )
+        .with("line", line)
+        .with("column", column),
+        ParseError::TooDeep {
+            line,
+            column,
+            limit,
+        } => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "too-deep",
+            "The document nests elements too deeply",
+            detail,
+        )
+        .with("line", line)
+        .with("column", column)
+        .with("limit", "max_xml_depth")
+        .with("limit_value", limit),
+        ParseError::TooLarge { limit, .. } => Problem::too_large("max_body_bytes", limit, detail),
+        ParseError::NoRootElement => Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not-well-formed",
+            "The document is not well-formed XML",
+            detail,
+        )
+        .with("line", 1)
+        .with("column", 1),
+    }
+}
