@@ -14,6 +14,7 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod validation;
+pub mod vat;
 
 pub use config::{Config, Mode};
 pub use server::{start, Running};

@@ -1,0 +1,907 @@
+//! End to end: the real server on a random port, spoken to over HTTP.
+
+mod support;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use support::{invalid_invoice, problem, TestServer, BOOTSTRAP};
+
+use invex_server::auth::{Access, ALL_ROLES};
+use invex_server::routes;
+
+#[tokio::test]
+async fn operations_routes_answer_without_a_key() {
+    let s = TestServer::start().await;
+    let health: Value = s
+        .client
+        .get(s.url("/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["mode"], "sandbox");
+    let r = s.client.get(s.url("/ready")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let ready: Value = r.json().await.unwrap();
+    assert!(ready["rulepacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v == "en16931-ubl@1.3.16"));
+
+    // One validation so the counters have something to show.
+    assert_eq!(
+        s.validate(BOOTSTRAP, support::example("invoice-sk.xml"))
+            .await
+            .status(),
+        200
+    );
+    let metrics = s
+        .client
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("invex_http_requests_total{method=\"POST\",route=\"/v1/invoice/validate\",status=\"200\"} 1"), "{metrics}");
+    assert!(metrics.contains(
+        "invex_http_request_duration_seconds_bucket{method=\"POST\",route=\"/v1/invoice/validate\""
+    ));
+    assert!(
+        metrics.contains("invex_validations_total{profile=\"peppol-bis3-sk\",verdict=\"valid\"} 1")
+    );
+    assert!(metrics.contains("invex_rulepack_info{pack=\"sk-national\",version=\"2027.1\"} 1"));
+
+    let doc: Value = s
+        .client
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(
+        doc["paths"]["/v1/keys"]["post"]["x-invex-roles"],
+        json!(["admin"])
+    );
+    assert_eq!(
+        doc["paths"]["/api/validate"]["post"]["security"],
+        json!([{"bearer": []}])
+    );
+    assert_eq!(
+        doc["paths"]["/v1/invoice/validate"]["post"]["security"],
+        json!([{"api_key": []}])
+    );
+    let docs = s.client.get(s.url("/docs")).send().await.unwrap();
+    assert_eq!(docs.status(), 200);
+    assert!(docs.text().await.unwrap().contains("@scalar/api-reference"));
+}
+
+#[tokio::test]
+async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
+    let s = TestServer::start().await;
+    let r = s
+        .validate(BOOTSTRAP, support::example("invoice-sk.xml"))
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["invex-environment"], "sandbox");
+    let location = r.headers()["content-location"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let valid: Value = r.json().await.unwrap();
+    assert_eq!(valid["verdict"], "valid");
+    assert_eq!(valid["environment"], "sandbox");
+    assert_eq!(valid["profile"], "peppol-bis3-sk@2027.1");
+    assert!(valid["detection"].as_str().unwrap().contains("Slovakia"));
+    assert_eq!(
+        location,
+        format!("/v1/validations/{}", valid["id"].as_str().unwrap())
+    );
+    assert_eq!(
+        valid["rules_version"],
+        json!([
+            "en16931-ubl@1.3.16",
+            "peppol-bis3@2026.5",
+            "sk-national@2027.1"
+        ])
+    );
+
+    let r = s.validate(BOOTSTRAP, invalid_invoice()).await;
+    assert_eq!(r.status(), 200);
+    let invalid: Value = r.json().await.unwrap();
+    assert_eq!(invalid["verdict"], "invalid");
+    assert!(invalid["counts"]["fatal"].as_u64().unwrap() >= 1);
+    let br16 = invalid["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "BR-16")
+        .expect("BR-16 fires without lines");
+    assert_eq!(br16["severity"], "fatal");
+    assert_eq!(br16["location"]["path"], "/ubl:Invoice");
+    assert!(br16["location"]["line"].as_u64().unwrap() >= 1);
+    assert!(!br16["remediation"].as_str().unwrap().is_empty());
+    assert!(!br16["message"].as_str().unwrap().is_empty());
+
+    // Stored as answered.
+    let id = invalid["id"].as_str().unwrap();
+    let again: Value = s
+        .v1(Method::GET, &format!("/v1/validations/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again, invalid);
+    let list: Value = s
+        .v1(Method::GET, "/v1/validations", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = list["validations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec![id, valid["id"].as_str().unwrap()]);
+
+    // A named profile is used as named.
+    let r = s
+        .v1(
+            Method::POST,
+            "/v1/invoice/validate?profile=en16931-ubl",
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "text/xml")
+        .body(support::example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
+    let named: Value = r.json().await.unwrap();
+    assert_eq!(named["profile"], "en16931-ubl@1.3.16");
+    assert!(named.get("detection").is_none());
+}
+
+#[tokio::test]
+async fn svrl_is_answered_on_request_and_for_stored_results() {
+    let s = TestServer::start().await;
+    let r = s
+        .v1(Method::POST, "/v1/invoice/validate", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .header("Accept", "application/svrl+xml")
+        .body(invalid_invoice())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/svrl+xml");
+    let id = r.headers()["invex-validation-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let svrl = r.text().await.unwrap();
+    assert!(svrl.contains("schematron-output"), "{svrl}");
+    assert!(svrl.contains("failed-assert") && svrl.contains("BR-16"));
+    let stored = s
+        .v1(Method::GET, &format!("/v1/validations/{id}"), BOOTSTRAP)
+        .header("Accept", "application/svrl+xml")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stored.headers()["content-type"], "application/svrl+xml");
+    assert!(stored.text().await.unwrap().contains("BR-16"));
+    let r = s
+        .v1(Method::GET, &format!("/v1/validations/{id}"), BOOTSTRAP)
+        .header("Accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    problem(r, 406).await;
+}
+
+fn part(name: &str, bytes: Vec<u8>) -> reqwest::multipart::Part {
+    reqwest::multipart::Part::bytes(bytes)
+        .file_name(name.to_string())
+        .mime_str("application/xml")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn api_validate_takes_several_files_and_answers_each() {
+    let s = TestServer::start().await;
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "files[]",
+            part("good.xml", support::example("invoice-sk.xml")),
+        )
+        .part(
+            "files[]",
+            part("broken.xml", b"<Invoice>\n  <a>\n</Invoice>".to_vec()),
+        )
+        .part("files[]", part("bad.xml", invalid_invoice()));
+    let r = s
+        .api(Method::POST, "/api/validate", BOOTSTRAP)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["document"]["file_name"], "good.xml");
+    assert_eq!(results[0]["verdict"], "valid");
+    assert_eq!(results[1]["document"]["file_name"], "bad.xml");
+    assert_eq!(results[1]["verdict"], "invalid");
+    let rejected = &body["rejected"][0];
+    assert_eq!(rejected["index"], 1);
+    assert_eq!(rejected["file_name"], "broken.xml");
+    assert_eq!(rejected["problem"]["status"], 422);
+    assert_eq!(rejected["problem"]["line"], 3);
+    // Every result was stored.
+    for result in results {
+        let id = result["id"].as_str().unwrap();
+        let r = s
+            .v1(Method::GET, &format!("/v1/validations/{id}"), BOOTSTRAP)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn every_auth_failure_is_a_401_problem_that_says_what_to_send() {
+    let s = TestServer::start().await;
+    let xml = || support::example("invoice-sk.xml");
+    // No key.
+    let p = problem(
+        s.client
+            .post(s.url("/v1/invoice/validate"))
+            .body(xml())
+            .send()
+            .await
+            .unwrap(),
+        401,
+    )
+    .await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#missing-credentials"));
+    assert!(p["detail"].as_str().unwrap().contains("X-API-Key"));
+    let p = problem(
+        s.client.post(s.url("/api/validate")).send().await.unwrap(),
+        401,
+    )
+    .await;
+    assert!(p["detail"]
+        .as_str()
+        .unwrap()
+        .contains("Authorization: Bearer"));
+    // The other family's header.
+    let r = s
+        .client
+        .post(s.url("/v1/invoice/validate"))
+        .bearer_auth(BOOTSTRAP)
+        .body(xml())
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().contains_key("www-authenticate"));
+    let p = problem(r, 401).await;
+    assert!(p["type"].as_str().unwrap().ends_with("#wrong-auth-header"));
+    assert!(p["detail"].as_str().unwrap().contains("X-API-Key"));
+    let p = problem(
+        s.client
+            .post(s.url("/api/validate"))
+            .header("X-API-Key", BOOTSTRAP)
+            .send()
+            .await
+            .unwrap(),
+        401,
+    )
+    .await;
+    assert!(p["type"].as_str().unwrap().ends_with("#wrong-auth-header"));
+    assert!(p["detail"].as_str().unwrap().contains("Bearer"));
+    // Not a Bearer credential.
+    let p = problem(
+        s.client
+            .post(s.url("/api/validate"))
+            .header("Authorization", format!("Basic {BOOTSTRAP}"))
+            .send()
+            .await
+            .unwrap(),
+        401,
+    )
+    .await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#malformed-authorization"));
+    // Unknown key, and a known prefix with a wrong secret.
+    let p = problem(s.validate("inx_000000000000_nope", xml()).await, 401).await;
+    assert!(p["type"].as_str().unwrap().ends_with("#invalid-key"));
+    let (id, key) = s.create_key(BOOTSTRAP, "developer").await;
+    let forged = format!("{}x", &key[..key.len() - 1]);
+    problem(s.validate(&forged, xml()).await, 401).await;
+    // Revoked.
+    assert_eq!(s.validate(&key, xml()).await.status(), 200);
+    let r = s
+        .v1(Method::DELETE, &format!("/v1/keys/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let p = problem(s.validate(&key, xml()).await, 401).await;
+    assert!(p["type"].as_str().unwrap().ends_with("#revoked-key"));
+    // The sandbox placeholder opens only the VAT route.
+    let p = problem(s.validate("sandbox", xml()).await, 401).await;
+    assert!(p["detail"].as_str().unwrap().contains("sandbox"));
+}
+
+/// A request for `method path` that passes extraction far enough to reach the handler.
+fn request(
+    s: &TestServer,
+    method: &reqwest::Method,
+    path: &str,
+    key: &str,
+) -> reqwest::RequestBuilder {
+    let path = path.replace("{id}", "unknown");
+    let b = if path.starts_with("/api/") {
+        s.api(method.clone(), &path, key)
+    } else {
+        s.v1(method.clone(), &path, key)
+    };
+    if method == reqwest::Method::POST {
+        b.header("Content-Type", "application/json").body("{}")
+    } else {
+        b
+    }
+}
+
+#[tokio::test]
+async fn the_role_matrix_holds_for_every_route_and_role() {
+    let s = TestServer::start().await;
+    let mut keys = Vec::new();
+    for role in ALL_ROLES {
+        let (_, key) = s.create_key(BOOTSTRAP, role.as_str()).await;
+        keys.push((role, key));
+    }
+    let mut checked = 0;
+    for endpoint in routes::table() {
+        if matches!(endpoint.access, Access::Public) {
+            continue;
+        }
+        let method = reqwest::Method::from_bytes(endpoint.method.as_str().as_bytes()).unwrap();
+        for path in [
+            endpoint.path.to_string(),
+            endpoint.path.replacen("/v1/", "/v2/", 1),
+        ] {
+            if !path.starts_with("/v2/") || endpoint.path.starts_with("/v1/") {
+                for (role, key) in &keys {
+                    let status = request(&s, &method, &path, key)
+                        .send()
+                        .await
+                        .unwrap()
+                        .status();
+                    let allowed = endpoint.access.roles().contains(role);
+                    if allowed {
+                        assert!(
+                            status != 401 && status != 403,
+                            "{role:?} {method} {path}: {status}"
+                        );
+                    } else {
+                        assert_eq!(status, 403, "{role:?} {method} {path}");
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 4 * 11, "{checked}");
+}
+
+#[tokio::test]
+async fn tenants_never_see_each_others_data() {
+    let s = TestServer::start().await;
+    let r = s
+        .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
+        .json(&json!({"name": "Acme s.r.o."}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let created: Value = r.json().await.unwrap();
+    let acme = created["admin_key"]["key"].as_str().unwrap().to_string();
+    let acme_tenant = created["tenant"]["id"].as_str().unwrap().to_string();
+
+    let mine: Value = s
+        .validate(BOOTSTRAP, support::example("invoice-sk.xml"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let theirs: Value = s
+        .validate(&acme, support::example("invoice-sk.xml"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let (mine, theirs) = (mine["id"].as_str().unwrap(), theirs["id"].as_str().unwrap());
+    // Each sees its own result and not the other's.
+    for (key, own, other) in [(BOOTSTRAP, mine, theirs), (acme.as_str(), theirs, mine)] {
+        assert_eq!(
+            s.v1(Method::GET, &format!("/v1/validations/{own}"), key)
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            200
+        );
+        problem(
+            s.v1(Method::GET, &format!("/v1/validations/{other}"), key)
+                .send()
+                .await
+                .unwrap(),
+            404,
+        )
+        .await;
+        let list: Value = s
+            .v1(Method::GET, "/v1/validations", key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let ids: Vec<&str> = list["validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec![own]);
+    }
+    // Keys: listed per tenant; another tenant's key cannot be revoked.
+    let acme_keys: Value = s
+        .v1(Method::GET, "/v1/keys", &acme)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let acme_keys = acme_keys["keys"].as_array().unwrap();
+    assert_eq!(acme_keys.len(), 1);
+    assert_eq!(acme_keys[0]["tenant_id"], acme_tenant.as_str());
+    assert!(acme_keys[0].get("key").is_none() && acme_keys[0].get("hash").is_none());
+    let op_keys: Value = s
+        .v1(Method::GET, "/v1/keys", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let op_key_id = op_keys["keys"][0]["id"].as_str().unwrap().to_string();
+    problem(
+        s.v1(Method::DELETE, &format!("/v1/keys/{op_key_id}"), &acme)
+            .send()
+            .await
+            .unwrap(),
+        404,
+    )
+    .await;
+    problem(
+        s.v1(
+            Method::DELETE,
+            &format!("/v1/keys/{}", acme_keys[0]["id"].as_str().unwrap()),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap(),
+        404,
+    )
+    .await;
+    // Only the operator manages tenants.
+    problem(
+        s.v1(Method::GET, "/v1/tenants", &acme)
+            .send()
+            .await
+            .unwrap(),
+        403,
+    )
+    .await;
+    let tenants: Value = s
+        .v1(Method::GET, "/v1/tenants", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tenants["tenants"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn keys_are_shown_once_work_and_can_be_revoked_but_not_the_last_admin() {
+    let s = TestServer::start().await;
+    let r = s
+        .v1(Method::POST, "/v1/keys", BOOTSTRAP)
+        .json(&json!({"role": "auditor", "name": "audit"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let created: Value = r.json().await.unwrap();
+    let key = created["key"].as_str().unwrap();
+    assert!(key.starts_with(created["prefix"].as_str().unwrap()));
+    let list = s
+        .v1(Method::GET, "/v1/keys", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!list.contains(key), "a listing never shows a key");
+    assert_eq!(
+        s.v1(Method::GET, "/v1/rulepacks", key)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    // Bad bodies.
+    let p = problem(
+        s.v1(Method::POST, "/v1/keys", BOOTSTRAP)
+            .json(&json!({"role": "boss", "name": "x"}))
+            .send()
+            .await
+            .unwrap(),
+        422,
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap().contains("boss"), "{p}");
+    problem(
+        s.v1(Method::POST, "/v1/keys", BOOTSTRAP)
+            .json(&json!({"role": "admin", "name": " "}))
+            .send()
+            .await
+            .unwrap(),
+        422,
+    )
+    .await;
+    problem(
+        s.v1(Method::POST, "/v1/keys", BOOTSTRAP)
+            .header("Content-Type", "application/json")
+            .body("{")
+            .send()
+            .await
+            .unwrap(),
+        400,
+    )
+    .await;
+    // The last admin key stays; revoking twice is a conflict.
+    let keys: Value = s
+        .v1(Method::GET, "/v1/keys", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bootstrap_id = keys["keys"][0]["id"].as_str().unwrap().to_string();
+    let p = problem(
+        s.v1(
+            Method::DELETE,
+            &format!("/v1/keys/{bootstrap_id}"),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap(),
+        409,
+    )
+    .await;
+    assert!(p["type"].as_str().unwrap().ends_with("#last-admin-key"));
+    let audit_id = created["id"].as_str().unwrap();
+    assert_eq!(
+        s.v1(Method::DELETE, &format!("/v1/keys/{audit_id}"), BOOTSTRAP)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        204
+    );
+    problem(
+        s.v1(Method::DELETE, &format!("/v1/keys/{audit_id}"), BOOTSTRAP)
+            .send()
+            .await
+            .unwrap(),
+        409,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn request_errors_are_problems_with_the_right_status() {
+    let s = TestServer::with(|c| {
+        c.limits.max_body_bytes = 64 * 1024;
+        c.limits.max_files = 2;
+    })
+    .await;
+    let xml = || support::example("invoice-sk.xml");
+    // 400 unknown profile
+    let p = problem(
+        s.v1(Method::POST, "/v1/invoice/validate?profile=nope", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .body(xml())
+            .send()
+            .await
+            .unwrap(),
+        400,
+    )
+    .await;
+    assert!(p["available_profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|v| v == "peppol-bis3-sk"));
+    // 404, 405
+    problem(
+        s.v1(Method::GET, "/v1/nothing-here", BOOTSTRAP)
+            .send()
+            .await
+            .unwrap(),
+        404,
+    )
+    .await;
+    let r = s
+        .v1(Method::PUT, "/v1/invoice/validate", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers().contains_key("allow"));
+    problem(r, 405).await;
+    // 413: body and file count, with the limit in the body
+    let big = vec![b' '; 70 * 1024];
+    let p = problem(s.validate(BOOTSTRAP, big).await, 413).await;
+    assert_eq!(p["limit"], "max_body_bytes");
+    assert_eq!(p["limit_value"], 64 * 1024);
+    let form = (0..3).fold(reqwest::multipart::Form::new(), |f, i| {
+        f.part("files[]", part(&format!("{i}.xml"), b"<a/>".to_vec()))
+    });
+    let p = problem(
+        s.api(Method::POST, "/api/validate", BOOTSTRAP)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap(),
+        413,
+    )
+    .await;
+    assert_eq!(p["limit"], "max_files");
+    assert_eq!(p["limit_value"], 2);
+    // 415
+    let p = problem(
+        s.v1(Method::POST, "/v1/invoice/validate", BOOTSTRAP)
+            .header("Content-Type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap(),
+        415,
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap().contains("application/xml"));
+    problem(
+        s.api(Method::POST, "/api/validate", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .body(xml())
+            .send()
+            .await
+            .unwrap(),
+        415,
+    )
+    .await;
+    // 422: not well-formed with line and column; DOCTYPE refused
+    let p = problem(
+        s.validate(BOOTSTRAP, b"<Invoice>\n  <ID>1</Id>\n</Invoice>".to_vec())
+            .await,
+        422,
+    )
+    .await;
+    assert_eq!(p["line"], 2);
+    assert!(p["column"].as_u64().unwrap() > 1);
+    assert!(p["type"].as_str().unwrap().ends_with("#not-well-formed"));
+    let p = problem(
+        s.validate(
+            BOOTSTRAP,
+            b"<?xml version=\"1.0\"?>\n<!DOCTYPE x [<!ENTITY e \"boom\">]>\n<x>&e;</x>".to_vec(),
+        )
+        .await,
+        422,
+    )
+    .await;
+    assert!(p["type"].as_str().unwrap().ends_with("#doctype-refused"));
+    // Nothing rejected was stored.
+    let list: Value = s
+        .v1(Method::GET, "/v1/validations", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["validations"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn a_key_over_its_rate_gets_429_with_retry_after() {
+    let s = TestServer::with(|c| {
+        c.limits.rate_per_second = 1;
+        c.limits.rate_burst = 2;
+    })
+    .await;
+    let mut statuses = Vec::new();
+    let mut retry = None;
+    for _ in 0..4 {
+        let r = s
+            .v1(Method::GET, "/v1/rulepacks", BOOTSTRAP)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == 429 {
+            retry = r
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_string());
+            let p = problem(r, 429).await;
+            assert!(p["type"].as_str().unwrap().ends_with("#rate-limited"));
+        }
+    }
+    assert_eq!(&statuses[..2], &[200, 200]);
+    assert!(statuses[2..].contains(&429), "{statuses:?}");
+    assert!(retry.unwrap().parse::<u64>().unwrap() >= 1);
+}
+
+#[tokio::test]
+async fn storage_failure_is_a_500_problem_and_readiness_fails() {
+    let s = TestServer::start().await;
+    s.running.as_ref().unwrap().state.store.close().await;
+    let p = problem(
+        s.validate(BOOTSTRAP, support::example("invoice-sk.xml"))
+            .await,
+        500,
+    )
+    .await;
+    assert!(
+        !p["detail"].as_str().unwrap().contains("sqlite"),
+        "no internals: {p}"
+    );
+    problem(s.client.get(s.url("/ready")).send().await.unwrap(), 503).await;
+}
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_generated() {
+    let s = TestServer::start().await;
+    let r = s
+        .client
+        .get(s.url("/health"))
+        .header("X-Request-Id", "client-42")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "client-42");
+    let r = s
+        .client
+        .get(s.url("/v1/keys"))
+        .header("X-Request-Id", "client-43")
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 401).await;
+    assert_eq!(p["request_id"], "client-43");
+    let r = s.client.get(s.url("/health")).send().await.unwrap();
+    assert_eq!(r.headers()["x-request-id"].len(), 36);
+    let r = s
+        .client
+        .get(s.url("/health"))
+        .header("X-Request-Id", "has spaces")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(r.headers()["x-request-id"], "has spaces");
+}
+
+#[tokio::test]
+async fn v2_is_a_sandbox_beta_and_production_refuses_it() {
+    let s = TestServer::start().await;
+    let r = s
+        .v1(Method::GET, "/v2/rulepacks", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["invex-api-stability"], "beta");
+
+    let prod = TestServer::with(|c| c.mode = invex_server::Mode::Production).await;
+    let p = problem(
+        prod.v1(Method::GET, "/v2/rulepacks", BOOTSTRAP)
+            .send()
+            .await
+            .unwrap(),
+        404,
+    )
+    .await;
+    assert!(p["type"].as_str().unwrap().ends_with("#v2-sandbox-only"));
+    let r = prod
+        .validate(BOOTSTRAP, support::example("invoice-sk.xml"))
+        .await;
+    assert!(r.headers().get("invex-environment").is_none());
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["environment"], "production");
+    let p = problem(
+        prod.validate("sandbox", support::example("invoice-sk.xml"))
+            .await,
+        401,
+    )
+    .await;
+    assert!(p["detail"]
+        .as_str()
+        .unwrap()
+        .contains("never accepted in production"));
+}
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_requests_finish() {
+    let mut s = TestServer::start().await;
+    let big = invex_benches::generate_invoice(300).into_bytes();
+    let client = s.client.clone();
+    let url = s.url("/v1/invoice/validate");
+    let in_flight = tokio::spawn(async move {
+        client
+            .post(url)
+            .header("X-API-Key", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .body(big)
+            .send()
+            .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    s.running
+        .take()
+        .unwrap()
+        .shutdown()
+        .await
+        .expect("clean shutdown");
+    let r = in_flight
+        .await
+        .unwrap()
+        .expect("the in-flight request was answered");
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["verdict"], "valid");
+    assert!(
+        s.client.get(s.url("/health")).send().await.is_err(),
+        "no longer listening"
+    );
+}

@@ -1,0 +1,263 @@
+//! The storage suite, run on SQLite always and on PostgreSQL when
+//! `INVEX_TEST_POSTGRES_URL` names a server (`.ci/run` sets it when 127.0.0.1:5432 answers).
+
+mod support;
+
+use invex_server::store::{new_id, now};
+use invex_server::store::{KeyRecord, RevokeOutcome, Store, ValidationRecord, OPERATOR_TENANT_ID};
+use reqwest::Method;
+use serde_json::Value;
+use support::{TestServer, BOOTSTRAP};
+
+fn key(tenant: &str, role: &str, prefix: &str) -> KeyRecord {
+    KeyRecord {
+        id: new_id("key"),
+        tenant_id: tenant.to_string(),
+        name: format!("{role} key"),
+        role: role.to_string(),
+        prefix: prefix.to_string(),
+        hash: format!("{:0>64}", prefix.len()),
+        created_at: now(),
+        revoked_at: None,
+    }
+}
+
+fn validation(tenant: &str, n: usize) -> ValidationRecord {
+    ValidationRecord {
+        id: new_id("val"),
+        tenant_id: tenant.to_string(),
+        key_id: None,
+        created_at: now(),
+        file_name: Some(format!("{n}.xml")),
+        sha256: format!("{n:0>64}"),
+        size_bytes: 1000 + n as i64,
+        profile: "peppol-bis3-sk@2027.1".into(),
+        verdict: if n % 2 == 0 { "valid" } else { "invalid" }.into(),
+        rules_version: "en16931-ubl@1.3.16,peppol-bis3@2026.5".into(),
+        environment: "sandbox".into(),
+        result: format!("{{\"n\":{n},\"text\":\"žluťoučký kůň\"}}"),
+    }
+}
+
+async fn suite(store: &Store) {
+    // Bootstrap happens once, whoever asks.
+    let boot = key(OPERATOR_TENANT_ID, "admin", "h_boot");
+    assert!(store.bootstrap(&boot).await.unwrap());
+    assert!(!store
+        .bootstrap(&key(OPERATOR_TENANT_ID, "admin", "h_boot2"))
+        .await
+        .unwrap());
+    let tenants = store.tenants().await.unwrap();
+    assert_eq!(tenants.len(), 1);
+    assert_eq!(tenants[0].id, OPERATOR_TENANT_ID);
+
+    // Tenants and keys.
+    let acme = store.create_tenant("Acme").await.unwrap();
+    assert_eq!(store.tenant(&acme.id).await.unwrap().unwrap().name, "Acme");
+    let k = key(&acme.id, "developer", "inx_aaaaaaaaaaaa");
+    store.insert_key(&k).await.unwrap();
+    assert!(
+        store
+            .insert_key(&key(&acme.id, "admin", "inx_aaaaaaaaaaaa"))
+            .await
+            .is_err(),
+        "prefixes are unique"
+    );
+    assert_eq!(
+        store
+            .key_by_prefix("inx_aaaaaaaaaaaa")
+            .await
+            .unwrap()
+            .unwrap(),
+        k
+    );
+    assert!(store
+        .key_by_prefix("inx_bbbbbbbbbbbb")
+        .await
+        .unwrap()
+        .is_none());
+    assert_eq!(store.keys(&acme.id).await.unwrap(), vec![k.clone()]);
+    assert_eq!(
+        store.keys(OPERATOR_TENANT_ID).await.unwrap(),
+        vec![boot.clone()]
+    );
+    assert_eq!(
+        store
+            .active_keys_with_role(OPERATOR_TENANT_ID, "admin")
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store.revoke_key(OPERATOR_TENANT_ID, &k.id).await.unwrap(),
+        RevokeOutcome::NotFound
+    );
+    assert_eq!(
+        store.revoke_key(&acme.id, &k.id).await.unwrap(),
+        RevokeOutcome::Now
+    );
+    assert_eq!(
+        store.revoke_key(&acme.id, &k.id).await.unwrap(),
+        RevokeOutcome::Already
+    );
+    assert!(store
+        .key_by_prefix(&k.prefix)
+        .await
+        .unwrap()
+        .unwrap()
+        .revoked_at
+        .is_some());
+
+    // Validations: many concurrent writers share commits; each waits for its own.
+    let mut handles = Vec::new();
+    for n in 0..40 {
+        let store = store.clone();
+        let tenant = if n % 4 == 0 {
+            acme.id.clone()
+        } else {
+            OPERATOR_TENANT_ID.to_string()
+        };
+        handles.push(tokio::spawn(async move {
+            let v = validation(&tenant, n);
+            store.insert_validations(vec![v.clone()]).await.unwrap();
+            v
+        }));
+    }
+    let mut written = Vec::new();
+    for h in handles {
+        written.push(h.await.unwrap());
+    }
+    for v in &written {
+        assert_eq!(
+            store
+                .validation(&v.tenant_id, &v.id)
+                .await
+                .unwrap()
+                .as_ref(),
+            Some(v)
+        );
+        let other = if v.tenant_id == acme.id {
+            OPERATOR_TENANT_ID
+        } else {
+            acme.id.as_str()
+        };
+        assert!(store.validation(other, &v.id).await.unwrap().is_none());
+    }
+    // Pages, newest first, scoped to the tenant.
+    let page1 = store
+        .validations(OPERATOR_TENANT_ID, None, 20)
+        .await
+        .unwrap();
+    assert_eq!(page1.len(), 20);
+    let page2 = store
+        .validations(OPERATOR_TENANT_ID, Some(&page1[19].id), 20)
+        .await
+        .unwrap();
+    assert_eq!(page2.len(), 10);
+    let mut ids: Vec<&str> = page1.iter().chain(&page2).map(|v| v.id.as_str()).collect();
+    assert!(ids.windows(2).all(|w| w[0] > w[1]));
+    ids.sort();
+    let mut expected: Vec<&str> = written
+        .iter()
+        .filter(|v| v.tenant_id == OPERATOR_TENANT_ID)
+        .map(|v| v.id.as_str())
+        .collect();
+    expected.sort();
+    assert_eq!(ids, expected);
+    assert_eq!(
+        store.validations(&acme.id, None, 100).await.unwrap().len(),
+        10
+    );
+    store.ping().await.unwrap();
+}
+
+#[tokio::test]
+async fn sqlite_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("nested/dir/invex.db").display()
+    );
+    let store = Store::connect(&url).await.unwrap();
+    suite(&store).await;
+    // Reopening runs no migration twice and keeps the data.
+    store.close().await;
+    let again = Store::connect(&url).await.unwrap();
+    assert_eq!(again.tenants().await.unwrap().len(), 2);
+}
+
+/// A fresh schema on the PostgreSQL server for one test; its URL.
+async fn postgres_schema() -> Option<String> {
+    let Ok(base) = std::env::var("INVEX_TEST_POSTGRES_URL") else {
+        eprintln!("skipped: INVEX_TEST_POSTGRES_URL is not set (.ci/run sets it when PostgreSQL answers on 127.0.0.1:5432)");
+        return None;
+    };
+    let schema = format!("invex_test_{}", uuid_like());
+    let pool = sqlx::PgPool::connect(&base)
+        .await
+        .expect("PostgreSQL answers");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
+}
+
+fn uuid_like() -> String {
+    new_id("s").trim_start_matches("s_").to_string()
+}
+
+#[tokio::test]
+async fn postgres_storage() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let store = Store::connect(&url).await.unwrap();
+    suite(&store).await;
+    store.close().await;
+    drop_schema(&url).await;
+}
+
+/// Remove a test's schema (the URL's search_path).
+async fn drop_schema(url: &str) {
+    let (base, schema) = url.split_once("options=-c%20search_path%3D").unwrap();
+    let base = base.trim_end_matches(['?', '&']);
+    let pool = sqlx::PgPool::connect(base).await.unwrap();
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn two_instances_share_one_postgres_database() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let a = TestServer::with(|c| c.database_url = url.clone()).await;
+    let b = TestServer::with(|c| c.database_url = url.clone()).await;
+    // Only the first start bootstrapped; the key works on both.
+    assert!(a.running.as_ref().unwrap().bootstrap_key.is_some());
+    assert!(b.running.as_ref().unwrap().bootstrap_key.is_none());
+    let (_, dev) = a.create_key(BOOTSTRAP, "developer").await;
+    let r = b.validate(&dev, support::example("invoice-sk.xml")).await;
+    assert_eq!(r.status(), 200);
+    let result: Value = r.json().await.unwrap();
+    let id = result["id"].as_str().unwrap();
+    let again: Value = a
+        .v1(Method::GET, &format!("/v1/validations/{id}"), &dev)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again, result);
+    for s in [a, b] {
+        s.running.unwrap().shutdown().await.unwrap();
+    }
+    drop_schema(&url).await;
+}

@@ -1,0 +1,151 @@
+//! Start the real server on a random port and talk HTTP to it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use invex_engine::registry::Registry;
+use invex_server::config::{Config, Mode};
+use invex_server::Running;
+use reqwest::{Client, RequestBuilder, Response};
+use serde_json::Value;
+
+pub const BOOTSTRAP: &str = "test-bootstrap-admin-key-0001";
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace")
+        .to_path_buf()
+}
+
+/// The shipped packs, compiled once per test binary.
+pub fn shipped() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| Arc::new(Registry::open(repo().join("rulepacks")).expect("packs load")))
+        .clone()
+}
+
+pub fn example(name: &str) -> Vec<u8> {
+    std::fs::read(repo().join("examples").join(name)).expect("example")
+}
+
+/// The example invoice with one change that makes it invalid (BR-16 and friends: no lines).
+pub fn invalid_invoice() -> Vec<u8> {
+    let text = String::from_utf8(example("invoice-sk.xml")).expect("utf8");
+    let start = text.find("<cac:InvoiceLine>").expect("line");
+    let end = text.rfind("</cac:InvoiceLine>").expect("line end") + "</cac:InvoiceLine>".len();
+    format!("{}{}", &text[..start], &text[end..]).into_bytes()
+}
+
+pub struct TestServer {
+    pub running: Option<Running>,
+    pub base: String,
+    pub client: Client,
+    pub dir: tempfile::TempDir,
+}
+
+pub fn config(dir: &Path) -> Config {
+    Config {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        mode: Mode::Sandbox,
+        database_url: format!("sqlite://{}?mode=rwc", dir.join("invex.db").display()),
+        rulepacks: repo().join("rulepacks"),
+        watch_rulepacks: false,
+        bootstrap_key: Some(BOOTSTRAP.to_string()),
+        ..Config::default()
+    }
+}
+
+impl TestServer {
+    /// A sandbox server with the shipped packs and a fresh database.
+    pub async fn start() -> TestServer {
+        TestServer::with(|_| {}).await
+    }
+
+    /// A server whose configuration `adjust` may change first.
+    pub async fn with(adjust: impl FnOnce(&mut Config)) -> TestServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut c = config(dir.path());
+        adjust(&mut c);
+        let registry = (c.rulepacks == repo().join("rulepacks")).then(shipped);
+        TestServer::launch(c, registry, dir).await
+    }
+
+    pub async fn launch(
+        c: Config,
+        registry: Option<Arc<Registry>>,
+        dir: tempfile::TempDir,
+    ) -> TestServer {
+        let running = invex_server::start(c, registry)
+            .await
+            .expect("server starts");
+        TestServer {
+            base: format!("http://{}", running.addr),
+            running: Some(running),
+            client: Client::new(),
+            dir,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// A `/v1` request with `key` in X-API-Key.
+    pub fn v1(&self, method: reqwest::Method, path: &str, key: &str) -> RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .header("X-API-Key", key)
+    }
+
+    /// An `/api` request with `key` as a Bearer token.
+    pub fn api(&self, method: reqwest::Method, path: &str, key: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path)).bearer_auth(key)
+    }
+
+    /// Create a key of `role` in the tenant of `admin`; returns (id, key).
+    pub async fn create_key(&self, admin: &str, role: &str) -> (String, String) {
+        let r = self
+            .v1(reqwest::Method::POST, "/v1/keys", admin)
+            .json(&serde_json::json!({"role": role, "name": format!("{role} key")}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 201, "create key");
+        let body: Value = r.json().await.expect("json");
+        (
+            body["id"].as_str().expect("id").to_string(),
+            body["key"].as_str().expect("key").to_string(),
+        )
+    }
+
+    /// Validate `xml` through `/v1/invoice/validate` with `key`.
+    pub async fn validate(&self, key: &str, xml: Vec<u8>) -> Response {
+        self.v1(reqwest::Method::POST, "/v1/invoice/validate", key)
+            .header("Content-Type", "application/xml")
+            .body(xml)
+            .send()
+            .await
+            .expect("send")
+    }
+}
+
+/// The body of a problem answer, after checking that it is one with `status`.
+pub async fn problem(response: Response, status: u16) -> Value {
+    assert_eq!(response.status().as_u16(), status, "status");
+    let kind = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    assert_eq!(kind, "application/problem+json");
+    let body: Value = response.json().await.expect("problem json");
+    assert_eq!(body["status"].as_u64(), Some(u64::from(status)), "{body}");
+    for member in ["type", "title", "detail", "instance", "request_id"] {
+        assert!(body[member].is_string(), "problem lacks {member}: {body}");
+    }
+    body
+}
