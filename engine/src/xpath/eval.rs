@@ -69,7 +69,8 @@ impl<'d> State<'d> {
         }
     }
 
-    fn name(&mut self, key: NameKey) -> Option<NameId> {
+    /// This document's id for a name (None: no node has it), resolved once.
+    pub fn name(&mut self, key: NameKey) -> Option<NameId> {
         let i = key.index();
         if i >= self.names.len() {
             self.names.resize(NameKey::count().max(i + 1), None);
