@@ -10,6 +10,7 @@ mod guard;
 mod ir;
 pub mod lexical;
 mod lower;
+mod name_memo;
 mod value;
 pub mod xsd_regex;
 
