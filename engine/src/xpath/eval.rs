@@ -73,8 +73,19 @@ impl<'d> State<'d> {
         }
     }
 
-    /// This document's id for a name (None: no node has it), resolved once.
+    /// This document's id for a name (None: no node has it), resolved once. Inlined: the
+    /// absent-name guards and every named step ask, thousands of times per document.
+    #[inline]
     pub fn name(&mut self, key: NameKey) -> Option<NameId> {
+        match self.names.get(key.index()) {
+            Some(Some(known)) => *known,
+            _ => self.resolve_name(key),
+        }
+    }
+
+    /// First look-up of a name in this document.
+    #[inline(never)]
+    fn resolve_name(&mut self, key: NameKey) -> Option<NameId> {
         let i = key.index();
         if i >= self.names.len() {
             self.names.resize(NameKey::count().max(i + 1), None);
