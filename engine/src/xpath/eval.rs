@@ -1,6 +1,7 @@
 //! The native evaluator: walks the IR over a [`Document`].
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -52,6 +53,8 @@ pub(crate) struct State<'d> {
     /// NameKey → this document's NameId (None inside: the document has no such name).
     pub names: Vec<Option<Option<NameId>>>,
     cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
+    /// Per name-memo slot, per NameId: 0 not computed yet, 1 false, 2 true.
+    name_memo: HashMap<u32, Vec<u8>, BuildHasherDefault<IdHasher>>,
     /// Matching a rule context: a dynamic error in a predicate means "no match" for that
     /// node (XSLT pattern semantics), not a failed rule.
     pub lenient_predicates: bool,
@@ -65,11 +68,24 @@ impl<'d> State<'d> {
             locals: Vec::new(),
             names: Vec::new(),
             cache: HashMap::default(),
+            name_memo: HashMap::default(),
             lenient_predicates: false,
         }
     }
 
-    fn name(&mut self, key: NameKey) -> Option<NameId> {
+    /// This document's id for a name (None: no node has it), resolved once. Inlined: the
+    /// absent-name guards and every named step ask, thousands of times per document.
+    #[inline]
+    pub fn name(&mut self, key: NameKey) -> Option<NameId> {
+        match self.names.get(key.index()) {
+            Some(Some(known)) => *known,
+            _ => self.resolve_name(key),
+        }
+    }
+
+    /// First look-up of a name in this document.
+    #[inline(never)]
+    fn resolve_name(&mut self, key: NameKey) -> Option<NameId> {
         let i = key.index();
         if i >= self.names.len() {
             self.names.resize(NameKey::count().max(i + 1), None);
@@ -142,7 +158,8 @@ impl<'d> State<'d> {
             | Ir::Every(..)
             | Ir::InCodeList(..)
             | Ir::Castable(..)
-            | Ir::InstanceOf(..) => vec![Item::Atomic(Atomic::Boolean(self.eval_bool(ir, f)?))],
+            | Ir::InstanceOf(..)
+            | Ir::NameMemo(..) => vec![Item::Atomic(Atomic::Boolean(self.eval_bool(ir, f)?))],
             Ir::Value(op, a, b) => {
                 let (Some(x), Some(y)) = (self.atomic_opt(a, f)?, self.atomic_opt(b, f)?) else {
                     return Ok(Vec::new());
@@ -367,6 +384,32 @@ impl<'d> State<'d> {
                 // The frequent `path = 'literal'` and `path > 0`: compare node strings in
                 // place, without atomizing into new strings.
                 if let Ir::Literal(lit) = &**b {
+                    // `normalize-space(x) = 'VAT'`: an xs:string against a string literal
+                    // is a codepoint comparison; no xs:string value is built.
+                    if let (
+                        Ir::Call(
+                            Func::NormalizeSpace | Func::String | Func::UpperCase | Func::LowerCase,
+                            _,
+                        ),
+                        Atomic::String(l),
+                    ) = (&**a, lit)
+                    {
+                        // Against '' only emptiness matters: normalize-space(x) = '' holds
+                        // iff x is all whitespace.
+                        if let (true, Ir::Call(Func::NormalizeSpace, args)) = (l.is_empty(), &**a) {
+                            let x = self.string_opt(&args[0], f)?;
+                            let blank =
+                                x.bytes().all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
+                            let ord = if blank {
+                                Ordering::Equal
+                            } else {
+                                Ordering::Greater
+                            };
+                            return Ok(op.holds(Some(ord)));
+                        }
+                        let s = self.string_opt(a, f)?;
+                        return Ok(op.holds(Some(s.as_ref().cmp(l.as_ref()))));
+                    }
                     if let Some(x) = self.single_atomic(a, f)? {
                         return match x {
                             None => Ok(false),
@@ -464,12 +507,38 @@ impl<'d> State<'d> {
                 Ok(self.eval_bool(a, f)? || self.eval_bool(b, f)?)
             }
             Ir::Global(s) => effective_boolean(self.global_ref(*s as usize)?),
+            Ir::NameMemo(slot, e) => self.name_memo(*slot, e, f),
             Ir::Path(..) => match self.walk_path(ir, f, false, &mut |_| true)? {
                 Some(stopped) => Ok(stopped),
                 None => effective_boolean(&self.eval(ir, f)?),
             },
             other => effective_boolean(&self.eval(other, f)?),
         }
+    }
+
+    /// A name-only boolean, computed once per name of this document (errors are not kept:
+    /// they are raised again for the next node of that name, as without the memo).
+    fn name_memo(&mut self, slot: u32, e: &Ir, f: &Focus) -> R<bool> {
+        let name = match f.item {
+            Item::Node(n) => self.doc.name(n),
+            Item::Atomic(_) => None,
+        };
+        let Some(id) = name else {
+            return self.eval_bool(e, f);
+        };
+        let i = id.0 as usize;
+        if let Some(&known) = self.name_memo.get(&slot).and_then(|t| t.get(i)) {
+            if known != 0 {
+                return Ok(known == 2);
+            }
+        }
+        let v = self.eval_bool(e, f)?;
+        let table = self.name_memo.entry(slot).or_default();
+        if table.len() <= i {
+            table.resize(self.doc.name_count().max(i + 1), 0);
+        }
+        table[i] = 1 + u8::from(v);
+        Ok(v)
     }
 
     /// The nodes of a node-selecting expression in document order without duplicates,
@@ -502,6 +571,25 @@ impl<'d> State<'d> {
     /// fn:exists without building the sequence where the shape allows it.
     pub(crate) fn exists(&mut self, ir: &Ir, f: &Focus) -> R<bool> {
         match ir {
+            // `exists(*)`, `empty(cac:X)`: one scan of the children.
+            Ir::Path(start, steps) if matches!(**start, Ir::ContextItem) => {
+                if let (
+                    Item::Node(n),
+                    [Step::Axis {
+                        axis: Axis::Child,
+                        test: test @ (NodeTest::AnyName | NodeTest::Name(_)),
+                        preds,
+                    }],
+                ) = (&f.item, steps.as_slice())
+                {
+                    if preds.is_empty() {
+                        return Ok(self.has_child_element(*n, test));
+                    }
+                }
+                if let Some(found) = self.walk_path(ir, f, false, &mut |_| true)? {
+                    return Ok(found);
+                }
+            }
             Ir::Path(..) => {
                 if let Some(found) = self.walk_path(ir, f, false, &mut |_| true)? {
                     return Ok(found);
@@ -513,6 +601,18 @@ impl<'d> State<'d> {
             _ => {}
         }
         Ok(!self.eval(ir, f)?.is_empty())
+    }
+
+    /// Whether `n` has a child element passing `test` (any name, or one exact name).
+    fn has_child_element(&mut self, n: NodeId, test: &NodeTest) -> bool {
+        let doc = self.doc;
+        match test {
+            NodeTest::Name(k) => match self.name(*k) {
+                Some(id) => doc.children(n).any(|c| doc.is_element_named(c, id)),
+                None => false,
+            },
+            _ => doc.children(n).any(|c| doc.kind(c) == NodeKind::Element),
+        }
     }
 
     /// Visit the nodes a path selects, depth first, without building sequences, for the
@@ -673,6 +773,14 @@ impl<'d> State<'d> {
                             n.0 + 1
                         };
                         let end = doc.subtree_end(n).0;
+                        if let Some(candidates) = self.elements_by_memo(test, preds, begin, end) {
+                            for m in candidates {
+                                if self.preds_hold(m, preds)? && self.walk(m, rest, visit)? {
+                                    return Ok(true);
+                                }
+                            }
+                            return Ok(false);
+                        }
                         for m in (begin..end).map(NodeId) {
                             let kind_ok = m == n || doc.kind(m) != NodeKind::Attribute;
                             if kind_ok
@@ -690,6 +798,49 @@ impl<'d> State<'d> {
             }
             Step::Expr(_) => Err(err("XPST0017", "walk: expression step")),
         }
+    }
+
+    /// `descendant::*[name-only and ...]` (UBL-DT: elements by name suffix): the elements
+    /// in `begin..end` whose name passes the name-only first conjunct, in document order,
+    /// found through the name index with one evaluation per name instead of one per node.
+    /// `None`: not that shape, or the condition fails to evaluate for some name (the
+    /// plain walk then meets the error where it would have).
+    fn elements_by_memo(
+        &mut self,
+        test: &NodeTest,
+        preds: &[Pred],
+        begin: u32,
+        end: u32,
+    ) -> Option<Vec<NodeId>> {
+        let Some(Pred::Bool(first)) = preds.first() else {
+            return None;
+        };
+        let (slot, cond) = match first {
+            Ir::NameMemo(slot, cond) => (*slot, cond),
+            Ir::And(a, _) => match &**a {
+                Ir::NameMemo(slot, cond) => (*slot, cond),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if !matches!(test, NodeTest::AnyName) {
+            return None;
+        }
+        let doc = self.doc;
+        let mut out = Vec::new();
+        for id in (0..doc.name_count() as u32).map(NameId) {
+            let all = doc.elements_named(id);
+            let lo = all.partition_point(|m| m.0 < begin);
+            let hi = all.partition_point(|m| m.0 < end);
+            if lo == hi {
+                continue;
+            }
+            if self.name_memo(slot, cond, &Focus::node(all[lo])).ok()? {
+                out.extend_from_slice(&all[lo..hi]);
+            }
+        }
+        out.sort_unstable();
+        Some(out)
     }
 
     /// A predicate's outcome; in lenient mode (rule contexts) an error is "false".
@@ -838,6 +989,20 @@ impl<'d> State<'d> {
                         )),
                     };
                 }
+            }
+            // String functions without an xs:string value in between.
+            Ir::Call(Func::NormalizeSpace, args) => {
+                return Ok(match self.string_opt(&args[0], f)? {
+                    Cow::Borrowed(b) => normalize_space(b),
+                    Cow::Owned(o) => Cow::Owned(normalize_space(&o).into_owned()),
+                });
+            }
+            Ir::Call(Func::String, args) => return self.string_opt(&args[0], f),
+            Ir::Call(Func::UpperCase, args) => {
+                return Ok(Cow::Owned(self.string_opt(&args[0], f)?.to_uppercase()))
+            }
+            Ir::Call(Func::LowerCase, args) => {
+                return Ok(Cow::Owned(self.string_opt(&args[0], f)?.to_lowercase()))
             }
             Ir::Call(..) | Ir::Cast(..) | Ir::Arith(..) => {
                 if let Some(a) = self.single_atomic(ir, f)? {
@@ -1339,22 +1504,39 @@ fn untyped_vs(op: CompOp, s: &str, lit: &Atomic) -> R<bool> {
     Ok(op.holds(ord))
 }
 
-/// fn:normalize-space: collapse XML whitespace, borrowing when nothing changes.
+/// fn:normalize-space: collapse XML whitespace, borrowing when nothing changes. One pass
+/// over the bytes (it runs on the text of most elements of a document).
 pub(crate) fn normalize_space(s: &str) -> Cow<'_, str> {
-    let ws = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
-    let clean = !s.starts_with(ws)
-        && !s.ends_with(ws)
-        && !s.contains(['\t', '\n', '\r'])
-        && !s.contains("  ");
+    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let b = s.as_bytes();
+    // Clean: no leading or trailing whitespace, no tab/newline/CR, no double space.
+    let mut clean = !b.first().is_some_and(|&c| ws(c)) && !b.last().is_some_and(|&c| ws(c));
+    let mut prev_space = false;
+    for &c in b {
+        if !clean {
+            break;
+        }
+        match c {
+            b'\t' | b'\n' | b'\r' => clean = false,
+            b' ' => {
+                clean = !prev_space;
+                prev_space = true;
+            }
+            _ => prev_space = false,
+        }
+    }
     if clean {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(
-        s.split(ws)
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
+    let mut out = String::with_capacity(s.len());
+    let words = s.split([' ', '\t', '\n', '\r']);
+    for t in words.filter(|t| !t.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(t);
+    }
+    Cow::Owned(out)
 }
 
 /// Hasher for the per-document cache: its keys are small distinct integers handed out by

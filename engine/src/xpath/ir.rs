@@ -86,6 +86,14 @@ pub fn next_cache_id() -> u32 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Slots for name-only predicates (see `name_memo`), unique across all compiled
+/// expressions.
+pub fn next_memo_id() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Axis {
     Child,
@@ -271,6 +279,9 @@ pub enum Ir {
     InCodeList(Arc<CodeList>, Box<Ir>),
     /// A context-free subexpression, computed once per document.
     Cached(u32, Box<Ir>),
+    /// A boolean that depends on the context node's name only, computed once per document
+    /// and name.
+    NameMemo(u32, Box<Ir>),
 }
 
 /// One body for both child accessors: `$iter` is `iter` or `iter_mut`, `$as` is `as_ref`
@@ -329,7 +340,8 @@ macro_rules! children_of {
             | Ir::InstanceOf(a, _, _)
             | Ir::Treat(a, _, _)
             | Ir::InCodeList(_, a)
-            | Ir::Cached(_, a) => vec![a.$as()],
+            | Ir::Cached(_, a)
+            | Ir::NameMemo(_, a) => vec![a.$as()],
         }
     }};
 }

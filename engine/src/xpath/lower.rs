@@ -51,7 +51,7 @@ impl<'a> Lowerer<'a> {
 
     pub fn lower_xpath(&mut self, x: &ast::XPath) -> R<Ir> {
         let ir = self.expr(&x.0.value)?;
-        Ok(hoist(ir))
+        Ok(super::name_memo::memoise(hoist(ir)))
     }
 
     fn expr(&mut self, e: &ast::Expr) -> R<Ir> {
@@ -701,6 +701,7 @@ pub(crate) fn is_boolean(ir: &Ir) -> bool {
         | Ir::Every(..) => true,
         Ir::Call(f, _) => f.returns_boolean(),
         Ir::Cached(_, e) => is_boolean(e),
+        Ir::NameMemo(..) => true,
         _ => false,
     }
 }

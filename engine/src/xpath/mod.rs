@@ -6,9 +6,11 @@
 mod eval;
 mod fallback;
 mod functions;
+mod guard;
 mod ir;
 pub mod lexical;
 mod lower;
+mod name_memo;
 mod value;
 pub mod xsd_regex;
 
@@ -126,6 +128,10 @@ enum Body {
     Native {
         ir: Arc<ir::Ir>,
         locals: u32,
+        /// Decides the effective boolean value from absent names (see `guard`).
+        bool_guard: Option<guard::BoolGuard>,
+        /// Decides that the value is empty from absent names.
+        empty_guard: Option<guard::Guard>,
     },
     Fallback {
         reason: String,
@@ -215,6 +221,8 @@ fn finish(
         Ok(ir) => Ok(Expr {
             src: src.to_string(),
             body: Body::Native {
+                bool_guard: guard::bool_guard(&ir),
+                empty_guard: guard::empty_guard(&ir),
                 ir: Arc::new(ir),
                 locals: l.local_count,
             },
@@ -345,6 +353,11 @@ impl<'d> Evaluator<'d> {
         self.state.doc
     }
 
+    fn guard_holds(&mut self, g: &guard::Guard) -> bool {
+        let state = &mut self.state;
+        g.holds(|k| state.name(k).is_none())
+    }
+
     pub fn set_variable(&mut self, slot: VarSlot, value: Sequence) {
         self.set_global(slot, eval::Global::Value(value));
     }
@@ -353,7 +366,7 @@ impl<'d> Evaluator<'d> {
     /// An evaluation error is raised in every expression that uses the variable.
     pub fn set_variable_lazy(&mut self, slot: VarSlot, expr: &Expr) {
         match &expr.body {
-            Body::Native { ir, locals } => {
+            Body::Native { ir, locals, .. } => {
                 self.set_global(slot, eval::Global::Pending(ir.clone(), *locals))
             }
             Body::Fallback { .. } => {
@@ -379,7 +392,7 @@ impl<'d> Evaluator<'d> {
 
     pub fn eval(&mut self, e: &Expr, context: NodeId) -> Result<Sequence, EvalError> {
         match &e.body {
-            Body::Native { ir, locals } => {
+            Body::Native { ir, locals, .. } => {
                 if self.state.locals.len() < *locals as usize {
                     self.state.locals.resize(*locals as usize, Vec::new());
                 }
@@ -406,7 +419,17 @@ impl<'d> Evaluator<'d> {
     /// Effective boolean value.
     pub fn eval_boolean(&mut self, e: &Expr, context: NodeId) -> Result<bool, EvalError> {
         match &e.body {
-            Body::Native { ir, locals } => {
+            Body::Native {
+                ir,
+                locals,
+                bool_guard,
+                ..
+            } => {
+                if let Some(g) = bool_guard {
+                    if self.guard_holds(&g.guard) {
+                        return Ok(g.value);
+                    }
+                }
                 if self.state.locals.len() < *locals as usize {
                     self.state.locals.resize(*locals as usize, Vec::new());
                 }
@@ -418,7 +441,18 @@ impl<'d> Evaluator<'d> {
 
     /// Nodes in document order (error if the result holds atomic values).
     pub fn select_nodes(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
-        if let Body::Native { ir, locals } = &e.body {
+        if let Body::Native {
+            ir,
+            locals,
+            empty_guard,
+            ..
+        } = &e.body
+        {
+            if let Some(g) = empty_guard {
+                if self.guard_holds(g) {
+                    return Ok(Vec::new());
+                }
+            }
             if self.state.locals.len() < *locals as usize {
                 self.state.locals.resize(*locals as usize, Vec::new());
             }

@@ -340,3 +340,50 @@ fn root_paths_are_cached_per_document() {
     let mut ev2 = Evaluator::new(&d2, 0);
     assert_eq!(ev2.eval_string(&e, d2.root()).unwrap(), "2");
 }
+
+#[test]
+fn absent_name_guards_keep_values() {
+    assert!(t("not(cac:Delivery/cbc:ID)"));
+    assert!(t("not(cac:Delivery | //cbc:Note)"));
+    assert!(!t("exists(//cac:Delivery/@schemeID)"));
+    assert!(t("count(cac:Delivery/cbc:ID) <= 1"));
+    assert!(!t("count(cac:Delivery) gt 0"));
+    assert!(t("not(cac:Delivery) or xs:integer('x') = 1"));
+    assert!(!t("cac:Delivery and xs:integer('x') = 1"));
+    // The absent name decides nothing when a present operand is evaluated first.
+    assert_eq!(
+        error_code("cbc:ID = xs:integer('x') or not(cac:Delivery)"),
+        "FORG0001"
+    );
+}
+
+#[test]
+fn name_only_predicates_and_string_comparisons() {
+    let d = doc();
+    let amounts = "/descendant::*[ends-with(local-name(), 'Amount') and not(ends-with(local-name(), 'PayableAmount'))]";
+    let e = compile_pattern(amounts, &sc()).expect("compiles");
+    let mut ev = Evaluator::new(&d, 0);
+    let native = ev.select_nodes(&e, d.root()).expect("selects");
+    let reference = reference_eval(&d, amounts, &sc(), d.root()).expect("reference");
+    let reference: Vec<_> = reference
+        .iter()
+        .map(|i| match i {
+            Item::Node(n) => *n,
+            Item::Atomic(_) => panic!("a node"),
+        })
+        .collect();
+    assert_eq!(native, reference);
+    assert_eq!(native.len(), 4);
+    assert_eq!(s("count(//*[empty(*)][normalize-space(.) = ''])"), "0");
+    assert_eq!(s("count(//*[exists(*)])"), "7");
+    assert!(t(
+        "cac:InvoiceLine[1]/cac:Item/normalize-space(cbc:Name) = 'Paper A4'"
+    ));
+    assert!(t(
+        "normalize-space(cac:InvoiceLine[1]/cac:Item/cbc:Name) != ''"
+    ));
+    assert!(t("upper-case(cbc:DocumentCurrencyCode) = 'EUR'"));
+    assert!(t("normalize-space(' ') = ''"));
+    assert_eq!(s("normalize-space('  a \t b\n')"), "a b");
+    assert_eq!(s("normalize-space('a b')"), "a b");
+}
