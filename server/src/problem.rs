@@ -22,7 +22,8 @@ pub struct Problem {
     pub title: &'static str,
     pub detail: String,
     pub extensions: Map<String, Value>,
-    pub headers: HeaderMap,
+    /// Boxed: problems travel in `Result`s and should stay small.
+    pub headers: Box<HeaderMap>,
 }
 
 /// The JSON shape of a problem, for the OpenAPI description.
@@ -53,7 +54,7 @@ impl Problem {
             title,
             detail: detail.into(),
             extensions: Map::new(),
-            headers: HeaderMap::new(),
+            headers: Box::default(),
         }
     }
 

@@ -32,7 +32,12 @@ fn validation(tenant: &str, n: usize) -> ValidationRecord {
         sha256: format!("{n:0>64}"),
         size_bytes: 1000 + n as i64,
         profile: "peppol-bis3-sk@2027.1".into(),
-        verdict: if n % 2 == 0 { "valid" } else { "invalid" }.into(),
+        verdict: if n.is_multiple_of(2) {
+            "valid"
+        } else {
+            "invalid"
+        }
+        .into(),
         rules_version: "en16931-ubl@1.3.16,peppol-bis3@2026.5".into(),
         environment: "sandbox".into(),
         result: format!("{{\"n\":{n},\"text\":\"žluťoučký kůň\"}}"),

@@ -70,6 +70,19 @@ impl Store {
                 Backend::Sqlite => 8,
                 Backend::Postgres => 16,
             })
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL (sqlx's default) with NORMAL sync: a commit survives a crash
+                        // of the process; only a power or OS failure may lose the last
+                        // commits. FULL would fsync every group commit and cap throughput
+                        // at the disk's flush rate. Deployments that need power-loss
+                        // durability use PostgreSQL.
+                        sqlx::Executor::execute(&mut *conn, "PRAGMA synchronous = NORMAL").await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect(url)
             .await?;
         MIGRATOR.run(&pool).await?;
