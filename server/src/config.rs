@@ -101,6 +101,10 @@ pub struct Config {
     pub bootstrap_key: Option<String>,
     /// Log format; JSON in production, text in the sandbox when unset.
     pub log_format: Option<LogFormat>,
+    /// The VIES REST API (production mode).
+    pub vies_url: String,
+    /// Longest a register lookup may hold a request, in milliseconds.
+    pub register_timeout_ms: u64,
     pub limits: Limits,
 }
 
@@ -117,6 +121,8 @@ impl Default for Config {
             watch_rulepacks: true,
             bootstrap_key: None,
             log_format: None,
+            vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
+            register_timeout_ms: 3000,
             limits: Limits::default(),
         }
     }
@@ -180,6 +186,8 @@ impl Config {
                 "RULEPACKS" => self.rulepacks = PathBuf::from(value),
                 "WATCH_RULEPACKS" => self.watch_rulepacks = parse_bool(&value).map_err(bad)?,
                 "BOOTSTRAP_KEY" => self.bootstrap_key = Some(value).filter(|v| !v.is_empty()),
+                "VIES_URL" => self.vies_url = value,
+                "REGISTER_TIMEOUT_MS" => self.register_timeout_ms = parse(&value).map_err(bad)?,
                 "LOG_FORMAT" => self.log_format = Some(value.parse().map_err(bad)?),
                 "MAX_BODY_BYTES" => self.limits.max_body_bytes = parse(&value).map_err(bad)?,
                 "MAX_FILES" => self.limits.max_files = parse(&value).map_err(bad)?,

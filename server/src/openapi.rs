@@ -12,7 +12,7 @@ use utoipa_scalar::{Scalar, Servable};
 
 use crate::auth::{Access, Family};
 use crate::config::Limits;
-use crate::routes::{self, health, keys, rulepacks, tenants, validate};
+use crate::routes::{self, health, keys, rulepacks, tenants, validate, vat};
 use crate::state::AppState;
 
 #[derive(OpenApi)]
@@ -30,6 +30,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
     paths(
         health::health, health::ready, health::metrics,
         validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
+        vat::verify,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
@@ -37,6 +38,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
     components(schemas(crate::problem::ProblemBody)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
+        (name = "lookups", description = "VAT numbers"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
         (name = "tenants", description = "Tenants (operator admins)"),

@@ -106,6 +106,16 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         source,
     })?;
     let auth = Arc::new(Authenticator::new(store.clone(), &config.limits));
+    let vies = match config.mode {
+        crate::config::Mode::Production => Some(
+            crate::vat::vies::ViesClient::new(
+                &config.vies_url,
+                Duration::from_millis(config.register_timeout_ms),
+            )
+            .map_err(|e| StartError::Task(format!("VIES client: {e}")))?,
+        ),
+        crate::config::Mode::Sandbox => None,
+    };
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -113,6 +123,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         auth: auth.clone(),
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
+        vies,
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();

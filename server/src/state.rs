@@ -18,6 +18,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Whether the rule-pack directory is watched for changes.
     pub watching: bool,
+    /// VIES in production; None in the sandbox (the built-in register answers).
+    pub vies: Option<crate::vat::vies::ViesClient>,
 }
 
 impl AppState {

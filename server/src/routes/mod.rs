@@ -7,6 +7,7 @@ pub mod keys;
 pub mod rulepacks;
 pub mod tenants;
 pub mod validate;
+pub mod vat;
 
 use std::sync::Arc;
 
@@ -50,7 +51,7 @@ fn family_of(path: &str) -> Option<Family> {
 }
 
 fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
-    use Access::{Public, Roles};
+    use Access::{Public, Roles, SandboxOpen};
     let e = |method: Method, path: &'static str, access: Access| Endpoint {
         method,
         path,
@@ -79,6 +80,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/validations/{id}", Roles(allow::READ)),
             get(validate::get_validation),
+        ),
+        (
+            e(Method::GET, "/v1/vat/verify", SandboxOpen(allow::READ)),
+            get(vat::verify),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
