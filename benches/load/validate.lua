@@ -7,6 +7,16 @@ local f = assert(io.open(os.getenv("INVEX_LOAD_DOC"), "rb"))
 wrk.body = f:read("*a")
 f:close()
 
+-- With INVEX_LOAD_DELAY_MS set, each connection pauses about that long (±50 %, so the
+-- connections do not march in step) between its requests: many connections at a chosen
+-- rate instead of as fast as the server answers. Latency is measured without the pause.
+local pause = tonumber(os.getenv("INVEX_LOAD_DELAY_MS") or "")
+if pause then
+  delay = function()
+    return math.random(math.floor(pause * 0.5), math.floor(pause * 1.5))
+  end
+end
+
 local failures = 0
 response = function(status, headers, body)
   if status ~= 200 then failures = failures + 1 end

@@ -3,6 +3,9 @@
 # peppol-bis3-sk profile, 30 s per run, with wrk (Debian package `wrk`) on this machine.
 #
 #   benches/load/validate.sh [DURATION] [CONNECTIONS...]      default: 30s 10 100
+#   INVEX_LOAD_DELAY_MS=30 benches/load/validate.sh 30s 100    # 100 connections, each
+#       pausing ~30 ms between requests: about 3,000 requests/s offered, not "as fast as
+#       possible" (a closed loop of 100 connections measures queueing, not service time)
 #
 # Starts a release `invex serve` on 127.0.0.1:18081 with a fresh SQLite database (every
 # result is stored, as in production), a bootstrap key and a rate limit high enough not to
@@ -32,10 +35,10 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 # Warm-up (connections, caches, the allocator).
-wrk -t1 -c10 -d3s -s benches/load/validate.lua http://127.0.0.1:18081 >/dev/null
+INVEX_LOAD_DELAY_MS= wrk -t1 -c10 -d3s -s benches/load/validate.lua http://127.0.0.1:18081 >/dev/null
 
 for c in "${CONNECTIONS[@]}"; do
-    echo "== $c connections, $DURATION, document $INVEX_LOAD_DOC ($(wc -c <"$INVEX_LOAD_DOC") bytes)"
+    echo "== $c connections${INVEX_LOAD_DELAY_MS:+, pause ${INVEX_LOAD_DELAY_MS} ms}, $DURATION, document $INVEX_LOAD_DOC ($(wc -c <"$INVEX_LOAD_DOC") bytes)"
     wrk -t1 -c"$c" -d"$DURATION" --latency --timeout 10s -s benches/load/validate.lua \
         http://127.0.0.1:18081
 done

@@ -189,6 +189,25 @@ fn check_length(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
     }
 }
 
+/// What every validation request checks first: the answer format, the declared length,
+/// and the content type (returned).
+fn preflight(state: &AppState, headers: &HeaderMap) -> Result<(Wanted, String), Problem> {
+    let format = wanted(headers)?;
+    check_length(state, headers)?;
+    Ok((format, content_type(headers)))
+}
+
+/// The documents (and `profile` field) of a multipart request.
+async fn multipart_uploads(
+    state: &AppState,
+    request: Request,
+) -> Result<(Vec<Upload>, Option<String>), Problem> {
+    let multipart = Multipart::from_request(request, state)
+        .await
+        .map_err(|e| Problem::bad_request(e.body_text()))?;
+    read_multipart(state, multipart).await
+}
+
 fn result_headers(response: &mut Response, id: &str) {
     let h = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&format!("/v1/validations/{id}")) {
@@ -245,14 +264,9 @@ pub async fn validate_v1(
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
-    let format = wanted(request.headers())?;
-    check_length(&state, request.headers())?;
-    let kind = content_type(request.headers());
+    let (format, kind) = preflight(&state, request.headers())?;
     let (upload, form_profile) = if kind == "multipart/form-data" {
-        let multipart = Multipart::from_request(request, &state)
-            .await
-            .map_err(|e| Problem::bad_request(e.body_text()))?;
-        let (mut uploads, profile) = read_multipart(&state, multipart).await?;
+        let (mut uploads, profile) = multipart_uploads(&state, request).await?;
         if uploads.len() > 1 {
             return Err(Problem::bad_request(
                 "POST /v1/invoice/validate takes one document; use POST /api/validate for several",
@@ -319,19 +333,14 @@ pub async fn validate_api(
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
-    let format = wanted(request.headers())?;
-    check_length(&state, request.headers())?;
-    let kind = content_type(request.headers());
+    let (format, kind) = preflight(&state, request.headers())?;
     if kind != "multipart/form-data" {
         return Err(Problem::unsupported_media_type(
             &kind,
             &["multipart/form-data"],
         ));
     }
-    let multipart = Multipart::from_request(request, &state)
-        .await
-        .map_err(|e| Problem::bad_request(e.body_text()))?;
-    let (mut uploads, form_profile) = read_multipart(&state, multipart).await?;
+    let (mut uploads, form_profile) = multipart_uploads(&state, request).await?;
     let profile = query.profile.or(form_profile);
     if uploads.len() == 1 {
         return validate_one(&state, &principal, profile, uploads.remove(0), format).await;
