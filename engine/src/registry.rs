@@ -17,8 +17,13 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 
+use crate::detect::{detect_profile, Detection, EN16931_UBL};
+use crate::document::Document;
 use crate::pack::{compare_versions, LoadError, ProfileDef};
 use crate::rules::{compile_dir, CompiledPack, RuleSet};
+
+/// The profile detection falls back to when the detected one is not installed.
+pub const FALLBACK_PROFILE: &str = EN16931_UBL;
 
 /// What the registry serves: compiled profiles and the packs they use.
 #[derive(Debug)]
@@ -138,6 +143,27 @@ impl Catalog {
     /// Every pack loaded, `id@version`.
     pub fn versions(&self) -> Vec<String> {
         self.packs.iter().map(|p| p.reference()).collect()
+    }
+
+    /// The rule set for `doc`'s detected profile, or [`FALLBACK_PROFILE`]'s when this
+    /// catalogue lacks it, with a sentence saying which and why (a report's `detection`).
+    /// The detection itself when neither is installed.
+    pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), Detection> {
+        let detection = detect_profile(doc);
+        if let Some(rules) = self.ruleset(&detection.profile) {
+            let note = format!("detected {}: {}", detection.profile, detection.reason);
+            return Ok((rules, note));
+        }
+        match self.ruleset(FALLBACK_PROFILE) {
+            Some(rules) => {
+                let note = format!(
+                    "detected {} ({}), which is not installed: fell back to {FALLBACK_PROFILE}",
+                    detection.profile, detection.reason
+                );
+                Ok((rules, note))
+            }
+            None => Err(detection),
+        }
     }
 }
 

@@ -69,10 +69,9 @@ impl Metrics {
         })
     }
 
-    pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
-        let status = status.to_string();
+    pub fn observe_request(&self, method: &str, route: &str, status: &str, elapsed: Duration) {
         self.requests
-            .with_label_values(&[method, route, status.as_str()])
+            .with_label_values(&[method, route, status])
             .inc();
         self.latency
             .with_label_values(&[method, route])

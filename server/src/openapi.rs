@@ -1,9 +1,10 @@
 //! The OpenAPI 3.1 description, generated from the handlers (utoipa), with the permission
 //! matrix and the security scheme of each operation taken from the route table.
 
-use axum::extract::State;
+use axum::http::header;
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
+use bytes::Bytes;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, SecurityRequirement};
@@ -118,15 +119,19 @@ XML nesting depth {} (`max_xml_depth`), {} requests per second per key with burs
 }
 
 /// `/openapi.json` and the interactive reference at `/docs`.
+/// The description is built once, here, and served as the same bytes on every request.
 pub fn routes(state: &AppState) -> Router<AppState> {
     let doc = document(&state.config.limits);
+    let json = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     Router::new()
-        .route("/openapi.json", get(openapi_json))
+        .route(
+            "/openapi.json",
+            get(move || {
+                let json = json.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], json) }
+            }),
+        )
         .merge(Scalar::with_url("/docs", doc))
-}
-
-async fn openapi_json(State(state): State<AppState>) -> Json<Document> {
-    Json(document(&state.config.limits))
 }
 
 #[cfg(test)]

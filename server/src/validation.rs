@@ -5,9 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::StatusCode;
-use invex_engine::detect::detect_profile;
 use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
-use invex_engine::registry::Catalog;
+use invex_engine::registry::{Catalog, FALLBACK_PROFILE};
 use invex_engine::report::Report;
 use invex_engine::rules::RuleSet;
 use serde::Serialize;
@@ -18,9 +17,6 @@ use crate::auth::Principal;
 use crate::problem::Problem;
 use crate::state::AppState;
 use crate::store::{self, ValidationRecord};
-
-/// The profile used when detection names one the catalogue lacks.
-pub const FALLBACK_PROFILE: &str = "en16931-ubl";
 
 /// Documents up to this size are validated on the request's own task: a typical invoice
 /// takes well under a millisecond, and handing it to another thread costs more than it
@@ -135,25 +131,10 @@ fn run(
             None,
         ),
         None => {
-            let detected = detect_profile(&doc);
-            match catalog.ruleset(&detected.profile) {
-                Some(r) => (
-                    r,
-                    Some(format!(
-                        "detected {}: {}",
-                        detected.profile, detected.reason
-                    )),
-                ),
-                None => (
-                    catalog
-                        .ruleset(FALLBACK_PROFILE)
-                        .ok_or_else(|| unknown_profile(catalog, FALLBACK_PROFILE))?,
-                    Some(format!(
-                        "detected {} ({}), which is not installed; used {FALLBACK_PROFILE}",
-                        detected.profile, detected.reason
-                    )),
-                ),
-            }
+            let (rules, note) = catalog
+                .detected_ruleset(&doc)
+                .map_err(|_| unknown_profile(catalog, FALLBACK_PROFILE))?;
+            (rules, Some(note))
         }
     };
     let mut report = rules.validate(&doc);

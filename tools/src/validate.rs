@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use invex_engine::detect::detect_profile;
 use invex_engine::document::Document;
 use invex_engine::pack::LoadError;
 use invex_engine::registry::Catalog;
@@ -47,7 +46,7 @@ pub const DEFAULT_PROFILE: &str = AUTO_PROFILE;
 pub const AUTO_PROFILE: &str = "auto";
 
 /// The profile detection falls back to when the detected one is not in the catalog.
-pub const FALLBACK_PROFILE: &str = "en16931-ubl";
+pub use invex_engine::registry::FALLBACK_PROFILE;
 
 /// Show a progress bar from this many files on (when stderr is a terminal).
 pub const PROGRESS_THRESHOLD: usize = 20;
@@ -112,29 +111,13 @@ pub fn validate_file_detected(catalog: &Catalog, path: &Path) -> DetectedResult 
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     let start = Instant::now();
     let doc = Document::parse(&bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
-    let detection = detect_profile(&doc);
-    let (rules, note) = match catalog.ruleset(&detection.profile) {
-        Some(rules) => (
-            rules,
-            format!("detected {}: {}", detection.profile, detection.reason),
-        ),
-        None => match catalog.ruleset(FALLBACK_PROFILE) {
-            Some(rules) => (
-                rules,
-                format!(
-                    "detected {} ({}), which is not installed: fell back to {FALLBACK_PROFILE}",
-                    detection.profile, detection.reason
-                ),
-            ),
-            None => {
-                return Err(format!(
-                    "detected profile `{}` ({}); neither it nor the fallback `{FALLBACK_PROFILE}` \
-                     is installed",
-                    detection.profile, detection.reason
-                ))
-            }
-        },
-    };
+    let (rules, note) = catalog.detected_ruleset(&doc).map_err(|detection| {
+        format!(
+            "detected profile `{}` ({}); neither it nor the fallback `{FALLBACK_PROFILE}` \
+             is installed",
+            detection.profile, detection.reason
+        )
+    })?;
     let mut report = rules.validate(&doc);
     report.detection = Some(note);
     report.duration_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
