@@ -13,6 +13,7 @@ pub mod routes;
 pub mod server;
 pub mod state;
 pub mod store;
+pub mod usage;
 pub mod validation;
 pub mod vat;
 
