@@ -106,6 +106,9 @@ pub struct Config {
     /// Longest a register lookup may hold a request, in milliseconds.
     pub register_timeout_ms: u64,
     pub limits: Limits,
+    /// Slovak company registers (`GET /v1/company/sk/{ico}`).
+    #[serde(default)]
+    pub company: crate::company::CompanyConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -124,6 +127,7 @@ impl Default for Config {
             vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
             register_timeout_ms: 3000,
             limits: Limits::default(),
+            company: crate::company::CompanyConfig::default(),
         }
     }
 }
@@ -194,6 +198,9 @@ impl Config {
                 "MAX_XML_DEPTH" => self.limits.max_xml_depth = parse(&value).map_err(bad)?,
                 "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
                 "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
+                k if k.starts_with("COMPANY_") || k == "FS_API_KEY" => {
+                    self.company.apply_env(k, value).map_err(bad)?
+                }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
             }

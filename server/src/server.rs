@@ -116,6 +116,12 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         ),
         crate::config::Mode::Sandbox => None,
     };
+    let company = crate::company::Registers::new(
+        &config.company,
+        config.mode,
+        Duration::from_millis(config.register_timeout_ms),
+    )
+    .map_err(|e| StartError::Task(e.to_string()))?;
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -124,6 +130,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
         vies,
+        company: Arc::new(company),
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();

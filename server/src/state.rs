@@ -20,6 +20,8 @@ pub struct AppState {
     pub watching: bool,
     /// VIES in production; None in the sandbox (the built-in register answers).
     pub vies: Option<crate::vat::vies::ViesClient>,
+    /// Slovak company registers (clients and caches in production, built-in data in the sandbox).
+    pub company: Arc<crate::company::Registers>,
 }
 
 impl AppState {
