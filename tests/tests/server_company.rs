@@ -47,9 +47,9 @@ impl Stub {
         self.calls.fetch_add(1, Ordering::SeqCst);
         match self.behaviour {
             Behaviour::Answer => None,
-            Behaviour::Fail => Some(
-                (StatusCode::INTERNAL_SERVER_ERROR, "register exploded").into_response(),
-            ),
+            Behaviour::Fail => {
+                Some((StatusCode::INTERNAL_SERVER_ERROR, "register exploded").into_response())
+            }
             Behaviour::Slow(d) => {
                 tokio::time::sleep(d).await;
                 None
@@ -201,7 +201,10 @@ async fn rpvs(stub: Stub) -> String {
             let Some(filter) = q.get("$filter") else {
                 return (StatusCode::BAD_REQUEST, "$filter is required").into_response();
             };
-            if !q.get("$expand").is_some_and(|e| e.split(',').any(|p| p == "Partner")) {
+            if !q
+                .get("$expand")
+                .is_some_and(|e| e.split(',').any(|p| p == "Partner"))
+            {
                 return (StatusCode::BAD_REQUEST, "expand Partner").into_response();
             }
             let value = if filter == &format!("Ico eq '{KNOWN}'") {
@@ -220,10 +223,14 @@ async fn rpvs(stub: Stub) -> String {
             } else {
                 return (StatusCode::BAD_REQUEST, "bad $filter").into_response();
             };
-            return Json(json!({"@odata.context": "$metadata#PartneriVerejnehoSektora", "value": value}))
-                .into_response();
+            return Json(
+                json!({"@odata.context": "$metadata#PartneriVerejnehoSektora", "value": value}),
+            )
+            .into_response();
         }
-        if set == "Partneri(777)" && q.get("$expand").map(String::as_str) == Some("KonecniUzivateliaVyhod") {
+        if set == "Partneri(777)"
+            && q.get("$expand").map(String::as_str) == Some("KonecniUzivateliaVyhod")
+        {
             return Json(json!({
                 "@odata.context": "$metadata#Partneri/$entity", "Id": 777, "CisloVlozky": 1002,
                 "KonecniUzivateliaVyhod": [
@@ -247,22 +254,42 @@ async fn rpvs(stub: Stub) -> String {
 }
 
 async fn fs(stub: Stub) -> String {
-    let search = |State(stub): State<Stub>, Path(dataset): Path<String>, headers: HeaderMap, Query(q): Q| async move {
+    let search = |State(stub): State<Stub>,
+                  Path(dataset): Path<String>,
+                  headers: HeaderMap,
+                  Query(q): Q| async move {
         if let Some(r) = stub.enter().await {
             return r;
         }
         if headers.get("key").and_then(|v| v.to_str().ok()) != Some(FS_KEY) {
-            return (StatusCode::UNAUTHORIZED, Json(json!({"message": "Unauthorized"}))).into_response();
+            return (
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"message": "Unauthorized"})),
+            )
+                .into_response();
         }
         if dataset != "ds_dsdd" {
-            return (StatusCode::NOT_FOUND, Json(json!({"message": "List not found"}))).into_response();
+            return (
+                StatusCode::NOT_FOUND,
+                Json(json!({"message": "List not found"})),
+            )
+                .into_response();
         }
-        if q.get("column").map(String::as_str) != Some("nazov_subjektu") || q.get("page").is_none() {
-            return (StatusCode::BAD_REQUEST, Json(json!({"message": "Column is not searchable"}))).into_response();
+        if q.get("column").map(String::as_str) != Some("nazov_subjektu") || !q.contains_key("page")
+        {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"message": "Column is not searchable"})),
+            )
+                .into_response();
         }
         let search = q.get("search").cloned().unwrap_or_default();
         if !search.starts_with("FIRMA Vzor") {
-            return (StatusCode::NOT_FOUND, Json(json!({"message": "Search not found"}))).into_response();
+            return (
+                StatusCode::NOT_FOUND,
+                Json(json!({"message": "Search not found"})),
+            )
+                .into_response();
         }
         // A substring search: a similarly named debtor comes back too and must be ignored.
         Json(json!({"page": 1, "pages": 1, "itemsCount": 2, "itemsPerPage": 1000, "data": [
@@ -379,11 +406,17 @@ async fn production_answers_every_group_from_the_registers() {
     ] {
         assert_group(&body, g, "ok");
         assert_eq!(body[g]["cached"], false);
-        assert!(body[g]["source_url"].as_str().unwrap().starts_with("http://127.0.0.1"));
+        assert!(body[g]["source_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1"));
     }
 
     let rpo = &body["commercial_register"]["data"];
-    assert!(body["commercial_register"]["source"].as_str().unwrap().starts_with("RPO"));
+    assert!(body["commercial_register"]["source"]
+        .as_str()
+        .unwrap()
+        .starts_with("RPO"));
     assert_eq!(rpo["rpo_id"], 555);
     assert_eq!(rpo["current_name"], "FIRMA Vzor, s. r. o.");
     assert_eq!(rpo["names"].as_array().unwrap().len(), 2);
@@ -428,7 +461,11 @@ async fn production_answers_every_group_from_the_registers() {
     assert_eq!(debtors["matched_by"], "name");
     assert_eq!(debtors["searched_name"], "FIRMA Vzor, s. r. o.");
     let debts = debtors["tax_debts"].as_array().unwrap();
-    assert_eq!(debts.len(), 1, "the similarly named debtor is not this company");
+    assert_eq!(
+        debts.len(),
+        1,
+        "the similarly named debtor is not this company"
+    );
     assert_eq!(debts[0]["amount"], "1520.40");
     assert_eq!(debtors["not_covered"].as_array().unwrap().len(), 2);
     assert!(debtors["not_covered"][0]
@@ -487,7 +524,10 @@ async fn a_failing_register_leaves_its_group_unavailable_and_the_answer_partial(
     assert_group(&body, "financial_results", "ok");
     assert_group(&body, "debtors", "ok");
     assert_eq!(body["debtors"]["data"]["tax_debtor"], true);
-    assert_eq!(body["name"], "FIRMA Vzor, s. r. o.", "best known name from RÚZ");
+    assert_eq!(
+        body["name"], "FIRMA Vzor, s. r. o.",
+        "best known name from RÚZ"
+    );
 }
 
 #[tokio::test]
@@ -657,7 +697,13 @@ async fn the_sandbox_answers_from_its_data_set_without_a_key() {
         assert!(body[g]["source_url"].is_null());
     }
     assert_group(&body, "commercial_register", "ok");
-    assert_eq!(body["commercial_register"]["data"]["names"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        body["commercial_register"]["data"]["names"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(body["debtors"]["data"]["tax_debtor"], false);
     assert_group(&body, "public_sector_partners", "not_found");
 
@@ -698,7 +744,12 @@ async fn the_sandbox_answers_from_its_data_set_without_a_key() {
     let p = problem(get("99900018").await.unwrap(), 400).await;
     assert_eq!(p["fault"], "check-digit");
     // And /v2 mirrors it as a beta.
-    let r = s.client.get(s.url("/v2/company/sk/99900017")).send().await.unwrap();
+    let r = s
+        .client
+        .get(s.url("/v2/company/sk/99900017"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["invex-api-stability"], "beta");
 }

@@ -61,7 +61,10 @@ impl std::fmt::Debug for CompanyConfig {
             .field("ruz_url", &self.ruz_url)
             .field("rpvs_url", &self.rpvs_url)
             .field("fs_url", &self.fs_url)
-            .field("fs_api_key", &self.fs_api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "fs_api_key",
+                &self.fs_api_key.as_ref().map(|_| "<redacted>"),
+            )
             .field("cache_ttl_secs", &self.cache_ttl_secs)
             .field("rpo_cache_ttl_secs", &self.rpo_cache_ttl_secs)
             .field("ruz_cache_ttl_secs", &self.ruz_cache_ttl_secs)
@@ -75,11 +78,7 @@ impl CompanyConfig {
     /// Apply one `INVEX_*` variable (`key` without the prefix). Keys that are not ours are
     /// ignored, as the main parser does.
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
-        let secs = |v: &str| {
-            v.trim()
-                .parse::<u64>()
-                .map_err(|e| format!("`{v}`: {e}"))
-        };
+        let secs = |v: &str| v.trim().parse::<u64>().map_err(|e| format!("`{v}`: {e}"));
         match key {
             "COMPANY_RPO_URL" => self.rpo_url = value,
             "COMPANY_RUZ_URL" => self.ruz_url = value,
@@ -119,14 +118,21 @@ mod tests {
     #[test]
     fn environment_sets_urls_key_and_lifetimes() {
         let mut c = CompanyConfig::default();
-        c.apply_env("COMPANY_RPO_URL", "http://x/rpo".into()).unwrap();
+        c.apply_env("COMPANY_RPO_URL", "http://x/rpo".into())
+            .unwrap();
         c.apply_env("FS_API_KEY", "secret".into()).unwrap();
         c.apply_env("COMPANY_CACHE_TTL_SECS", "60".into()).unwrap();
-        c.apply_env("COMPANY_FS_CACHE_TTL_SECS", "5".into()).unwrap();
+        c.apply_env("COMPANY_FS_CACHE_TTL_SECS", "5".into())
+            .unwrap();
         assert_eq!(c.rpo_url, "http://x/rpo");
         assert_eq!(c.fs_api_key.as_deref(), Some("secret"));
         assert_eq!((c.rpo_ttl(), c.fs_ttl()), (60, 5));
-        assert!(c.apply_env("COMPANY_CACHE_TTL_SECS", "soon".into()).is_err());
-        assert!(!format!("{c:?}").contains("secret"), "the key is never printed");
+        assert!(c
+            .apply_env("COMPANY_CACHE_TTL_SECS", "soon".into())
+            .is_err());
+        assert!(
+            !format!("{c:?}").contains("secret"),
+            "the key is never printed"
+        );
     }
 }

@@ -41,9 +41,13 @@ pub type Row = Map<String, Value>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
-    #[error("the Financial Administration open-data API key is not configured (set INVEX_FS_API_KEY)")]
+    #[error(
+        "the Financial Administration open-data API key is not configured (set INVEX_FS_API_KEY)"
+    )]
     NoKey,
-    #[error("a Financial Administration search needs at least {min} characters; `{value}` is shorter")]
+    #[error(
+        "a Financial Administration search needs at least {min} characters; `{value}` is shorter"
+    )]
     TooShort { min: usize, value: String },
     #[error("the Financial Administration open-data API did not answer within the time budget")]
     Timeout,
@@ -249,8 +253,14 @@ mod tests {
 
     #[test]
     fn names_compare_without_case_spaces_or_punctuation() {
-        assert_eq!(normalized_name("ABC, s. r. o."), normalized_name("abc s.r.o."));
-        assert_ne!(normalized_name("ABC s.r.o."), normalized_name("ABCD s.r.o."));
+        assert_eq!(
+            normalized_name("ABC, s. r. o."),
+            normalized_name("abc s.r.o.")
+        );
+        assert_ne!(
+            normalized_name("ABC s.r.o."),
+            normalized_name("ABCD s.r.o.")
+        );
     }
 
     #[tokio::test]

@@ -34,7 +34,11 @@ impl IcoFault {
 /// The 8-digit IČO for `raw`, or why it is not one.
 pub fn parse(raw: &str) -> Result<String, IcoFault> {
     let compact: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
-    if let Some((position, ch)) = compact.chars().enumerate().find(|(_, c)| !c.is_ascii_digit()) {
+    if let Some((position, ch)) = compact
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !c.is_ascii_digit())
+    {
         return Err(IcoFault::NotDigit {
             given: compact.clone(),
             ch,

@@ -374,12 +374,18 @@ impl Registers {
     async fn debtors(&self, live: &Live, name: &str, deadline: Instant) -> Group<Debtors> {
         let key = fs::normalized_name(name);
         let group = self
-            .group(&live.debtors_cache, &key, &live.fs_source, deadline, || async {
-                live.fs
-                    .tax_debtors_named(name)
-                    .await
-                    .map(|records| Found::Data(records.into_iter().map(tax_debt).collect()))
-            })
+            .group(
+                &live.debtors_cache,
+                &key,
+                &live.fs_source,
+                deadline,
+                || async {
+                    live.fs
+                        .tax_debtors_named(name)
+                        .await
+                        .map(|records| Found::Data(records.into_iter().map(tax_debt).collect()))
+                },
+            )
             .await;
         let searched = name.to_string();
         let mut group = group.map(|debts| debtors_data(searched, debts));

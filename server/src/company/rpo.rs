@@ -123,10 +123,16 @@ impl RpoClient {
         // The search matches identifiers; prefer the result that carries exactly this IČO.
         let Some(hit) = results
             .iter()
-            .find(|r| r.identifiers.iter().any(|i| text_of(&i.value).as_deref() == Some(ico)))
+            .find(|r| {
+                r.identifiers
+                    .iter()
+                    .any(|i| text_of(&i.value).as_deref() == Some(ico))
+            })
             .or(results.first())
         else {
-            return Ok(Found::NotFound(format!("RPO has no legal entity with IČO {ico}")));
+            return Ok(Found::NotFound(format!(
+                "RPO has no legal entity with IČO {ico}"
+            )));
         };
         let Some(id) = text_of(&hit.id) else {
             return Err(RegisterError::Shape {
@@ -292,7 +298,10 @@ mod tests {
             r.current_address.as_deref(),
             Some("Hlavná 1234/5, 81101 Bratislava, Slovenská republika")
         );
-        assert_eq!(r.legal_form.as_ref().and_then(|l| l.code.as_deref()), Some("112"));
+        assert_eq!(
+            r.legal_form.as_ref().and_then(|l| l.code.as_deref()),
+            Some("112")
+        );
         assert_eq!(r.statutory_bodies[0].name, "Ján Novák");
         assert_eq!(r.statutory_bodies[1].name, "Ing. Eva Malá");
         assert_eq!(r.terminated, None);

@@ -114,7 +114,11 @@ impl RpvsClient {
             .iter()
             .filter(|r| r.platnost_do.is_none())
             .max_by(|a, b| a.platnost_od.cmp(&b.platnost_od))
-            .or_else(|| records.iter().max_by(|a, b| a.platnost_od.cmp(&b.platnost_od)))
+            .or_else(|| {
+                records
+                    .iter()
+                    .max_by(|a, b| a.platnost_od.cmp(&b.platnost_od))
+            })
         else {
             return Ok(Found::NotFound(format!(
                 "RPVS has no public-sector partner with IČO {ico}"

@@ -8,6 +8,19 @@
 use super::answer::*;
 use super::{assemble, debtors_data};
 
+/// (DIČ, SK NACE, statements (id, period from, period to)).
+type Accounts = (
+    &'static str,
+    &'static str,
+    &'static [(i64, &'static str, &'static str)],
+);
+/// (entry number, registered from, owners (name, birth date, public official, from)).
+type Partner = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str, bool, &'static str)],
+);
+
 struct Company {
     ico: &'static str,
     name: &'static str,
@@ -20,16 +33,17 @@ struct Company {
     established: &'static str,
     terminated: Option<&'static str>,
     /// (name, role, valid from, valid to)
-    statutory: &'static [(&'static str, &'static str, &'static str, Option<&'static str>)],
+    statutory: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+    )],
     /// (DIČ, SK NACE, statements (id, from, to)); None: unknown to RÚZ.
-    ruz: Option<(&'static str, &'static str, &'static [(i64, &'static str, &'static str)])>,
+    ruz: Option<Accounts>,
     tax_debt: Option<&'static str>,
     /// (entry number, registered from, owners (name, birth date, public official, from)).
-    rpvs: Option<(
-        &'static str,
-        &'static str,
-        &'static [(&'static str, &'static str, bool, &'static str)],
-    )>,
+    rpvs: Option<Partner>,
 }
 
 const SRO: (&str, &str) = ("112", "Spoločnosť s ručením obmedzeným");
@@ -48,7 +62,12 @@ const COMPANIES: &[Company] = &[
         established: "2012-03-01",
         terminated: None,
         statutory: &[
-            ("Sandbox Ján Vzorový", "konateľ", "2012-03-01", Some("2019-12-31")),
+            (
+                "Sandbox Ján Vzorový",
+                "konateľ",
+                "2012-03-01",
+                Some("2019-12-31"),
+            ),
             ("Sandbox Eva Vzorová", "konateľ", "2020-01-01", None),
         ],
         ruz: Some((
@@ -118,7 +137,12 @@ const COMPANIES: &[Company] = &[
                 "2001-06-01",
                 None,
             ),
-            ("Sandbox Lucia Murárová", "člen predstavenstva", "2016-01-01", None),
+            (
+                "Sandbox Lucia Murárová",
+                "člen predstavenstva",
+                "2016-01-01",
+                None,
+            ),
         ],
         ruz: Some((
             "2099000414",
@@ -200,7 +224,12 @@ const COMPANIES: &[Company] = &[
         city: "Trnava",
         established: "1995-11-01",
         terminated: None,
-        statutory: &[("Sandbox Karol Vodič", "predseda predstavenstva", "2018-01-01", None)],
+        statutory: &[(
+            "Sandbox Karol Vodič",
+            "predseda predstavenstva",
+            "2018-01-01",
+            None,
+        )],
         ruz: Some(("2099000846", "49410", &[(9_900_361, "2024-01", "2024-12")])),
         tax_debt: None,
         rpvs: Some((
@@ -405,7 +434,11 @@ pub fn lookup(ico: &str) -> CompanyAnswer {
             NOT_IN_SANDBOX,
             Some("sandbox data: the tax-debtor list carries no IČO and is matched by name"),
         ),
-        group(accounts, "the sandbox RÚZ has no accounting unit with this IČO", None),
+        group(
+            accounts,
+            "the sandbox RÚZ has no accounting unit with this IČO",
+            None,
+        ),
         group(
             partner,
             "the sandbox RPVS has no public-sector partner with this IČO",

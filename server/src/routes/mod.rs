@@ -87,7 +87,11 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(vat::verify),
         ),
         (
-            e(Method::GET, "/v1/company/sk/{ico}", SandboxOpen(allow::READ)),
+            e(
+                Method::GET,
+                "/v1/company/sk/{ico}",
+                SandboxOpen(allow::READ),
+            ),
             get(company::lookup),
         ),
         (
