@@ -753,3 +753,46 @@ async fn the_sandbox_answers_from_its_data_set_without_a_key() {
     assert_eq!(r.status(), 200);
     assert_eq!(r.headers()["invex-api-stability"], "beta");
 }
+
+/// Every `$ref` under `value`.
+fn refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => out.push(r.clone()),
+                    _ => refs(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_route_and_its_answer_are_described_in_openapi() {
+    let s = TestServer::start().await;
+    let doc: Value = s
+        .client
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let op = &doc["paths"]["/v1/company/sk/{ico}"]["get"];
+    assert!(op.is_object(), "route not described");
+    for status in ["200", "400", "503"] {
+        assert!(op["responses"][status].is_object(), "{status}");
+    }
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    assert!(schemas.contains_key("CompanyAnswer"));
+    let mut all = Vec::new();
+    refs(&doc, &mut all);
+    for r in all {
+        let name = r.trim_start_matches("#/components/schemas/");
+        assert!(schemas.contains_key(name), "dangling $ref {r}");
+    }
+}
