@@ -108,6 +108,9 @@ pub struct Config {
     pub limits: Limits,
     /// VAT verification: cache ages, circuit breaker.
     pub vat: crate::vat::config::VatConfig,
+    /// Slovak company registers (`GET /v1/company/sk/{ico}`).
+    #[serde(default)]
+    pub company: crate::company::CompanyConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -127,6 +130,7 @@ impl Default for Config {
             register_timeout_ms: 3000,
             limits: Limits::default(),
             vat: crate::vat::config::VatConfig::default(),
+            company: crate::company::CompanyConfig::default(),
         }
     }
 }
@@ -205,6 +209,9 @@ impl Config {
                 "VAT_BREAKER_FAILURES" => self.vat.breaker_failures = parse(&value).map_err(bad)?,
                 "VAT_BREAKER_OPEN_SECS" => {
                     self.vat.breaker_open_secs = parse(&value).map_err(bad)?
+                }
+                k if k.starts_with("COMPANY_") || k == "FS_API_KEY" => {
+                    self.company.apply_env(k, value).map_err(bad)?
                 }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}

@@ -4,6 +4,7 @@
 //! `auth`) and answer JSON or problem+json. The engine knows nothing of HTTP.
 
 pub mod auth;
+pub mod company;
 pub mod config;
 pub mod context;
 pub mod metrics;

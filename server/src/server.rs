@@ -130,6 +130,12 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     };
     let vat = Arc::new(VatService::new(register, &config.vat, config.mode.as_str()));
     let meter = Arc::new(Meter::new(store.clone()));
+    let company = crate::company::Registers::new(
+        &config.company,
+        config.mode,
+        Duration::from_millis(config.register_timeout_ms),
+    )
+    .map_err(|e| StartError::Task(e.to_string()))?;
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -139,6 +145,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         watching: watch.is_some(),
         vat,
         meter: meter.clone(),
+        company: Arc::new(company),
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();

@@ -22,6 +22,8 @@ pub struct AppState {
     pub vat: Arc<crate::vat::service::VatService>,
     /// Metered calls per tenant and month.
     pub meter: Arc<crate::usage::Meter>,
+    /// Slovak company registers (clients and caches in production, built-in data in the sandbox).
+    pub company: Arc<crate::company::Registers>,
 }
 
 impl AppState {

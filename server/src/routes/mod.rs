@@ -2,6 +2,7 @@
 //! the authentication layers, the OpenAPI permission notes and the role-matrix tests are
 //! all built from this one list.
 
+pub mod company;
 pub mod health;
 pub mod keys;
 pub mod rulepacks;
@@ -93,6 +94,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/usage", Roles(allow::READ)),
             get(usage::usage),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/company/sk/{ico}",
+                SandboxOpen(allow::READ),
+            ),
+            get(company::lookup),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
