@@ -106,6 +106,9 @@ pub struct Config {
     /// Longest a register lookup may hold a request, in milliseconds.
     pub register_timeout_ms: u64,
     pub limits: Limits,
+    /// Peppol discovery (`[peppol]`).
+    #[serde(default)]
+    pub peppol: crate::peppol::PeppolConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -124,6 +127,7 @@ impl Default for Config {
             vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
             register_timeout_ms: 3000,
             limits: Limits::default(),
+            peppol: crate::peppol::PeppolConfig::default(),
         }
     }
 }
@@ -194,6 +198,15 @@ impl Config {
                 "MAX_XML_DEPTH" => self.limits.max_xml_depth = parse(&value).map_err(bad)?,
                 "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
                 "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
+                "PEPPOL_SML_ZONE" => self.peppol.sml_zone = value,
+                "PEPPOL_DNS_SERVER" => {
+                    self.peppol.dns_server = match value.trim() {
+                        "" => None,
+                        v => Some(parse(v).map_err(bad)?),
+                    }
+                }
+                "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
+                "PEPPOL_CACHE_TTL_SECS" => self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?,
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
             }

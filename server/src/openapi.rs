@@ -13,7 +13,7 @@ use utoipa_scalar::{Scalar, Servable};
 
 use crate::auth::{Access, Family};
 use crate::config::Limits;
-use crate::routes::{self, health, keys, rulepacks, tenants, validate, vat};
+use crate::routes::{self, health, keys, peppol, rulepacks, tenants, validate, vat};
 use crate::state::AppState;
 
 #[derive(OpenApi)]
@@ -32,6 +32,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         health::health, health::ready, health::metrics,
         validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
         vat::verify,
+        peppol::lookup_v1, peppol::lookup_api,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
@@ -39,7 +40,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
     components(schemas(crate::problem::ProblemBody)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
-        (name = "lookups", description = "VAT numbers"),
+        (name = "lookups", description = "VAT numbers and Peppol participants"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
         (name = "tenants", description = "Tenants (operator admins)"),

@@ -116,6 +116,9 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         ),
         crate::config::Mode::Sandbox => None,
     };
+    let peppol = Arc::new(
+        crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?,
+    );
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -124,6 +127,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
         vies,
+        peppol,
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();

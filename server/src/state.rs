@@ -20,6 +20,8 @@ pub struct AppState {
     pub watching: bool,
     /// VIES in production; None in the sandbox (the built-in register answers).
     pub vies: Option<crate::vat::vies::ViesClient>,
+    /// Peppol participant lookups (SML/SMP in production, the sandbox directory otherwise).
+    pub peppol: Arc<crate::peppol::Lookup>,
 }
 
 impl AppState {

@@ -4,6 +4,7 @@
 
 pub mod health;
 pub mod keys;
+pub mod peppol;
 pub mod rulepacks;
 pub mod tenants;
 pub mod validate;
@@ -84,6 +85,18 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/vat/verify", SandboxOpen(allow::READ)),
             get(vat::verify),
+        ),
+        (
+            e(Method::GET, "/v1/peppol/lookup", SandboxOpen(allow::READ)),
+            get(peppol::lookup_v1),
+        ),
+        (
+            e(
+                Method::GET,
+                "/api/peppol-lookup/{participantId}",
+                Roles(allow::READ),
+            ),
+            get(peppol::lookup_api),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
