@@ -125,7 +125,9 @@ impl Lookup {
         let network = match config.mode {
             Mode::Sandbox => None,
             Mode::Production => Some(Network {
-                discovery: Discovery::new(&peppol.sml_zone, peppol.dns_server, budget)?,
+                // DNS gets half the budget, so a silent DNS server is reported as a DNS
+                // failure while the SMP still has time when DNS is quick.
+                discovery: Discovery::new(&peppol.sml_zone, peppol.dns_server, budget / 2)?,
                 smp: SmpClient::new(budget)?,
                 directory: match peppol.directory_url.trim() {
                     "" => None,

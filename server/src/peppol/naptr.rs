@@ -9,7 +9,9 @@ use std::time::Duration;
 use data_encoding::BASE32_NOPAD;
 use hickory_resolver::config::{NameServerConfig, ResolverConfig};
 use hickory_resolver::name_server::TokioConnectionProvider;
+use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{RData, RecordType};
+use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::proto::xfer::Protocol;
 use hickory_resolver::{ResolveError, TokioResolver};
 use sha2::{Digest, Sha256};
@@ -112,7 +114,8 @@ impl Discovery {
         let lookup = match answer {
             Ok(lookup) => lookup,
             // NXDOMAIN or an empty answer: the zone answered, and does not know the name.
-            Err(e) if e.is_no_records_found() => return Ok(Discovered::NotRegistered),
+            // (SERVFAIL and REFUSED also arrive as "no records", but say nothing.)
+            Err(e) if is_absent(&e) => return Ok(Discovered::NotRegistered),
             Err(source) => return Err(DnsError::Failed { name, source }),
         };
         let mut records: Vec<_> = lookup
@@ -138,6 +141,16 @@ impl Discovery {
                 regexp,
                 reason,
             })
+    }
+}
+
+/// Whether the error is an authoritative "no such name" or "no such record".
+fn is_absent(e: &ResolveError) -> bool {
+    match e.proto().map(|p| p.kind()) {
+        Some(ProtoErrorKind::NoRecordsFound { response_code, .. }) => {
+            matches!(*response_code, ResponseCode::NXDomain | ResponseCode::NoError)
+        }
+        _ => false,
     }
 }
 
