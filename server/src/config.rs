@@ -206,7 +206,9 @@ impl Config {
                     }
                 }
                 "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
-                "PEPPOL_CACHE_TTL_SECS" => self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?,
+                "PEPPOL_CACHE_TTL_SECS" => {
+                    self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?
+                }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
             }

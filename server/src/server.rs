@@ -116,9 +116,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         ),
         crate::config::Mode::Sandbox => None,
     };
-    let peppol = Arc::new(
-        crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?,
-    );
+    let peppol =
+        Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
     let state = AppState {
         config: Arc::new(config),
         store,

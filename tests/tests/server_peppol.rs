@@ -96,7 +96,11 @@ async fn the_sandbox_answers_v1_lookups_without_a_key() {
 #[tokio::test]
 async fn identifiers_are_checked_before_any_lookup() {
     let s = TestServer::start().await;
-    let v1 = |query: &str| s.client.get(s.url(&format!("/v1/peppol/lookup?{query}"))).send();
+    let v1 = |query: &str| {
+        s.client
+            .get(s.url(&format!("/v1/peppol/lookup?{query}")))
+            .send()
+    };
     let cases = [
         ("icd=0245&id=202274961", "id", "10 digits"),
         ("icd=0001&id=2022749619", "icd", "Peppol code list"),
@@ -114,7 +118,10 @@ async fn identifiers_are_checked_before_any_lookup() {
     for (query, field, says) in cases {
         let p = problem(v1(query).await.unwrap(), 400).await;
         assert!(
-            p["type"].as_str().unwrap().ends_with("#invalid-participant-id"),
+            p["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("#invalid-participant-id"),
             "{query}: {p}"
         );
         assert_eq!(p["field"], field, "{query}: {p}");
@@ -180,10 +187,7 @@ fn document<'a>(body: &'a Value, document_type: &str) -> &'a Value {
 async fn the_sandbox_explains_readiness_and_channels() {
     let s = TestServer::start().await;
     // Ready, in both identifier forms.
-    for participant in [
-        "0245:2022749619",
-        "iso6523-actorid-upis::0245:2022749619",
-    ] {
+    for participant in ["0245:2022749619", "iso6523-actorid-upis::0245:2022749619"] {
         let body = api(&s, participant).await;
         assert_eq!(body["participant_id"], "0245:2022749619");
         assert_eq!(body["icd_scheme"], "SK:DIC");
@@ -220,7 +224,10 @@ async fn the_sandbox_explains_readiness_and_channels() {
         document(&body, BIS_INVOICE)["expiration_date"],
         "2025-12-31T00:00:00Z"
     );
-    assert!(body["gaps"][0].as_str().unwrap().contains("expired on 2025-12-31"));
+    assert!(body["gaps"][0]
+        .as_str()
+        .unwrap()
+        .contains("expired on 2025-12-31"));
     // Listed but 404: not supported.
     let body = api(&s, "0245:1027654320").await;
     assert_eq!(body["readiness"], "partial");
@@ -404,7 +411,9 @@ async fn smp_group(State(smp): State<Smp>, Path(participant): Path<String>) -> R
     smp.group_requests.fetch_add(1, Ordering::SeqCst);
     match smp.participants.get(&participant.to_ascii_lowercase()) {
         Some(Group::Documents(docs)) => xml(service_group(&smp, &participant, docs)),
-        Some(Group::Broken) => (StatusCode::INTERNAL_SERVER_ERROR, "SMP database down").into_response(),
+        Some(Group::Broken) => {
+            (StatusCode::INTERNAL_SERVER_ERROR, "SMP database down").into_response()
+        }
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -532,17 +541,29 @@ async fn network() -> Network {
     );
     participants.insert(
         uri(CREDIT_NOTE_404),
-        Group::Documents(vec![(BIS_INVOICE, active()), (BIS_CREDIT_NOTE, Publish::NotFound)]),
+        Group::Documents(vec![
+            (BIS_INVOICE, active()),
+            (BIS_CREDIT_NOTE, Publish::NotFound),
+        ]),
     );
     participants.insert(
         uri(REDIRECTED).to_ascii_lowercase(),
-        Group::Documents(vec![(BIS_INVOICE, Publish::Redirect), (BIS_CREDIT_NOTE, active())]),
+        Group::Documents(vec![
+            (BIS_INVOICE, Publish::Redirect),
+            (BIS_CREDIT_NOTE, active()),
+        ]),
     );
     participants.insert(
         uri(EXPIRED),
         Group::Documents(vec![
-            (BIS_INVOICE, Publish::Endpoint("2023-01-01", Some("2025-12-31"))),
-            (BIS_CREDIT_NOTE, Publish::Endpoint("2023-01-01", Some("2025-12-31"))),
+            (
+                BIS_INVOICE,
+                Publish::Endpoint("2023-01-01", Some("2025-12-31")),
+            ),
+            (
+                BIS_CREDIT_NOTE,
+                Publish::Endpoint("2023-01-01", Some("2025-12-31")),
+            ),
         ]),
     );
     participants.insert(uri(SMP_BROKEN), Group::Broken);
@@ -614,7 +635,10 @@ async fn production_v1_lookups_discover_through_dns_and_the_smp() {
         body["profiles"],
         json!(["urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"])
     );
-    assert_eq!(body["document_types"], json!([BIS_INVOICE, BIS_CREDIT_NOTE]));
+    assert_eq!(
+        body["document_types"],
+        json!([BIS_INVOICE, BIS_CREDIT_NOTE])
+    );
     assert_eq!(
         body["delivery_partner"],
         "ap.local-test.sk (peppol-transport-as4-v2_0)"

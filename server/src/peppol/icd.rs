@@ -163,8 +163,13 @@ mod tests {
     #[test]
     fn the_list_is_sorted_and_has_the_schemes_we_check() {
         assert!(SCHEMES.windows(2).all(|w| w[0].icd < w[1].icd));
-        assert!(SCHEMES.iter().all(|s| s.icd.len() == 4 && s.icd.bytes().all(|b| b.is_ascii_digit())));
-        for code in ["0007", "0009", "0088", "0106", "0151", "0192", "0204", "0208", "0245", "9925", "9930", "9950"] {
+        assert!(SCHEMES
+            .iter()
+            .all(|s| s.icd.len() == 4 && s.icd.bytes().all(|b| b.is_ascii_digit())));
+        for code in [
+            "0007", "0009", "0088", "0106", "0151", "0192", "0204", "0208", "0245", "9925", "9930",
+            "9950",
+        ] {
             assert_eq!(find(code).map(|s| s.state), Some(Active), "{code}");
         }
         assert_eq!(find("0245").map(|s| s.scheme_id), Some("SK:DIC"));

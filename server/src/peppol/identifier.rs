@@ -166,7 +166,8 @@ fn check_value(icd: &str, value: &str) -> Result<String, String> {
     match icd {
         // FR SIREN (9 digits) or SIRET (14), both Luhn.
         "0002" => {
-            if !(value.len() == 9 || value.len() == 14) || !value.bytes().all(|b| b.is_ascii_digit())
+            if !(value.len() == 9 || value.len() == 14)
+                || !value.bytes().all(|b| b.is_ascii_digit())
             {
                 return Err("a SIREN is 9 digits (or a SIRET 14 digits)".into());
             }
@@ -237,7 +238,7 @@ fn vat(value: &str, country: &str) -> Result<String, String> {
 fn siret_luhn(value: &str) -> bool {
     let digits: Vec<u32> = value.chars().filter_map(|c| c.to_digit(10)).collect();
     if value.len() == 14 && value.starts_with("356000000") {
-        return digits.iter().sum::<u32>() % 5 == 0;
+        return digits.iter().sum::<u32>().is_multiple_of(5);
     }
     let sum: u32 = digits
         .iter()
@@ -249,7 +250,7 @@ fn siret_luhn(value: &str) -> bool {
             (false, _) => d,
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// Leitweg-ID: coarse address (2–12 digits), optional fine address (1–30 letters or
@@ -373,15 +374,27 @@ mod tests {
     #[test]
     fn structural_faults_are_named() {
         assert_eq!(fault(""), IdError::Empty);
-        assert_eq!(fault("2022749619"), IdError::NoSeparator("2022749619".into()));
+        assert_eq!(
+            fault("2022749619"),
+            IdError::NoSeparator("2022749619".into())
+        );
         assert_eq!(fault("245:2022749619"), IdError::IcdFormat("245".into()));
         assert_eq!(fault("02a5:2022749619"), IdError::IcdFormat("02a5".into()));
         assert_eq!(fault("0001:2022749619"), IdError::UnknownIcd("0001".into()));
-        assert!(matches!(fault("9958:991-12345-73"), IdError::RemovedIcd { icd: "9958", .. }));
+        assert!(matches!(
+            fault("9958:991-12345-73"),
+            IdError::RemovedIcd { icd: "9958", .. }
+        ));
         assert_eq!(fault("0245:"), IdError::EmptyValue { icd: "0245" });
-        assert!(matches!(fault("0060:8128 10734"), IdError::Character { .. }));
+        assert!(matches!(
+            fault("0060:8128 10734"),
+            IdError::Character { .. }
+        ));
         assert!(matches!(fault("0060:81281073č"), IdError::Character { .. }));
-        assert_eq!(fault("busdox-actorid-upis::0245:2022749619").part(), "scheme");
+        assert_eq!(
+            fault("busdox-actorid-upis::0245:2022749619").part(),
+            "scheme"
+        );
         let long = format!("0060:{}", "1".repeat(126));
         assert_eq!(fault(&long), IdError::TooLong { len: 131 });
         ok(&format!("0060:{}", "1".repeat(125)));

@@ -231,7 +231,12 @@ impl Network {
                 retry_after_secs: 60,
             }
         };
-        let Some(hrefs) = self.smp.service_group(&smp_url, id).await.map_err(smp_down)? else {
+        let Some(hrefs) = self
+            .smp
+            .service_group(&smp_url, id)
+            .await
+            .map_err(smp_down)?
+        else {
             let note = format!(
                 "the SML points at {smp_url}, but that SMP does not know the participant (HTTP 404)"
             );

@@ -11,8 +11,8 @@ use hickory_resolver::config::{NameServerConfig, ResolverConfig};
 use hickory_resolver::name_server::TokioConnectionProvider;
 use hickory_resolver::proto::op::ResponseCode;
 use hickory_resolver::proto::rr::{RData, RecordType};
-use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::proto::xfer::Protocol;
+use hickory_resolver::proto::ProtoErrorKind;
 use hickory_resolver::{ResolveError, TokioResolver};
 use sha2::{Digest, Sha256};
 
@@ -148,7 +148,10 @@ impl Discovery {
 fn is_absent(e: &ResolveError) -> bool {
     match e.proto().map(|p| p.kind()) {
         Some(ProtoErrorKind::NoRecordsFound { response_code, .. }) => {
-            matches!(*response_code, ResponseCode::NXDomain | ResponseCode::NoError)
+            matches!(
+                *response_code,
+                ResponseCode::NXDomain | ResponseCode::NoError
+            )
         }
         _ => false,
     }

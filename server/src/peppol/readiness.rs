@@ -69,24 +69,51 @@ pub fn label(document_type: &str) -> String {
     let root_name = root.rsplit("::").next().unwrap_or(root);
     // (customization URN, name, whether the document name completes it)
     let known = [
-        ("urn:fdc:peppol.eu:2017:poacc:billing:3.0", "Peppol BIS Billing 3.0", true),
+        (
+            "urn:fdc:peppol.eu:2017:poacc:billing:3.0",
+            "Peppol BIS Billing 3.0",
+            true,
+        ),
         ("urn:xeinkauf.de:kosit:xrechnung_3.0", "XRechnung 3.0", true),
         ("urn:peppol:pint:billing-1", "Peppol PINT Billing", true),
-        ("urn:fdc:peppol.eu:poacc:trns:mlr:3", "Peppol Message Level Response 3.0", false),
-        ("urn:fdc:peppol.eu:poacc:trns:invoice_response:3", "Peppol Invoice Response 3.0", false),
-        ("urn:fdc:peppol.eu:poacc:trns:order:3", "Peppol Order 3.0", false),
-        ("urn:fdc:peppol.eu:poacc:trns:order_response:3", "Peppol Order Response 3.0", false),
-        ("urn:fdc:peppol.eu:poacc:trns:despatch_advice:3", "Peppol Despatch Advice 3.0", false),
-        ("urn:fdc:peppol.eu:poacc:trns:catalogue:3", "Peppol Catalogue 3.0", false),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:mlr:3",
+            "Peppol Message Level Response 3.0",
+            false,
+        ),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:invoice_response:3",
+            "Peppol Invoice Response 3.0",
+            false,
+        ),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:order:3",
+            "Peppol Order 3.0",
+            false,
+        ),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:order_response:3",
+            "Peppol Order Response 3.0",
+            false,
+        ),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:despatch_advice:3",
+            "Peppol Despatch Advice 3.0",
+            false,
+        ),
+        (
+            "urn:fdc:peppol.eu:poacc:trns:catalogue:3",
+            "Peppol Catalogue 3.0",
+            false,
+        ),
     ];
     let document = match root_name {
         "CreditNote" => "Credit Note",
         other => other,
     };
     let customization = customization.split("::").next().unwrap_or(customization);
-    if let Some((_, name, with_document)) = known
-        .iter()
-        .find(|(urn, _, _)| customization.contains(urn))
+    if let Some((_, name, with_document)) =
+        known.iter().find(|(urn, _, _)| customization.contains(urn))
     {
         return if *with_document {
             format!("{name} {document}")
@@ -333,6 +360,9 @@ mod tests {
             label("busdox-docid-qns::urn:oasis:names:specification:ubl:schema:xsd:Invoice-2::Invoice##urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0::2.1"),
             "XRechnung 3.0 Invoice"
         );
-        assert_eq!(label("busdox-docid-qns::urn:x::Thing##urn:y::1"), "Thing (urn:y)");
+        assert_eq!(
+            label("busdox-docid-qns::urn:x::Thing##urn:y::1"),
+            "Thing (urn:y)"
+        );
     }
 }

@@ -65,30 +65,166 @@ const AP_SK2: &str = "https://peppol.ucto-sandbox.test/as4";
 
 const PARTICIPANTS: &[Entry] = &[
     // Slovak parties: ready, by DIČ and by IČ DPH.
-    e("0245:2022749619", "Sandbox Dodávateľ s.r.o.", "SK", AP_SK, Active, Active, &[MLR]),
-    e("9950:SK2022749619", "Sandbox Dodávateľ s.r.o.", "SK", AP_SK, Active, Active, &[MLR]),
-    e("0245:2020317068", "Sandbox Odberateľ a.s.", "SK", AP_SK2, Active, Active, &[]),
+    e(
+        "0245:2022749619",
+        "Sandbox Dodávateľ s.r.o.",
+        "SK",
+        AP_SK,
+        Active,
+        Active,
+        &[MLR],
+    ),
+    e(
+        "9950:SK2022749619",
+        "Sandbox Dodávateľ s.r.o.",
+        "SK",
+        AP_SK,
+        Active,
+        Active,
+        &[MLR],
+    ),
+    e(
+        "0245:2020317068",
+        "Sandbox Odberateľ a.s.",
+        "SK",
+        AP_SK2,
+        Active,
+        Active,
+        &[],
+    ),
     // Partial: Invoice only.
-    e("0245:1020304758", "Sandbox Stavby s.r.o.", "SK", AP_SK, Active, Absent, &[]),
+    e(
+        "0245:1020304758",
+        "Sandbox Stavby s.r.o.",
+        "SK",
+        AP_SK,
+        Active,
+        Absent,
+        &[],
+    ),
     // Partial: both endpoints expired.
-    e("0245:2021234567", "Sandbox Expirovaný s.r.o.", "SK", AP_SK2, Expired, Expired, &[]),
+    e(
+        "0245:2021234567",
+        "Sandbox Expirovaný s.r.o.",
+        "SK",
+        AP_SK2,
+        Expired,
+        Expired,
+        &[],
+    ),
     // Partial: the Credit Note endpoint starts only in 30 days.
-    e("9950:SK2120456789", "Sandbox Nový Partner s.r.o.", "SK", AP_SK, Active, Soon, &[]),
+    e(
+        "9950:SK2120456789",
+        "Sandbox Nový Partner s.r.o.",
+        "SK",
+        AP_SK,
+        Active,
+        Soon,
+        &[],
+    ),
     // Partial: the SMP lists the Credit Note but answers 404 for it.
-    e("0245:1027654320", "Sandbox Obec Nová Ves", "SK", AP_SK2, Active, NotFound, &[]),
+    e(
+        "0245:1027654320",
+        "Sandbox Obec Nová Ves",
+        "SK",
+        AP_SK2,
+        Active,
+        NotFound,
+        &[],
+    ),
     // Partial: registered for orders only.
-    e("0245:2023456787", "Sandbox Objednávky s.r.o.", "SK", AP_SK, Absent, Absent, &[ORDER]),
+    e(
+        "0245:2023456787",
+        "Sandbox Objednávky s.r.o.",
+        "SK",
+        AP_SK,
+        Absent,
+        Absent,
+        &[ORDER],
+    ),
     // Foreign parties.
-    e("0088:5790000435968", "Sandbox Grocery A/S", "DK", "https://ap.sandbox-dk.test/as4", Active, Active, &[]),
-    e("0192:974760673", "Sandbox Leverandør AS", "NO", "https://ap.sandbox-no.test/as4", Active, Active, &[ORDER]),
-    e("0208:0403170701", "Sandbox Leverancier NV", "BE", "https://ap.sandbox-be.test/as4", Active, Active, &[]),
-    e("9925:BE0403170701", "Sandbox Leverancier NV", "BE", "https://ap.sandbox-be.test/as4", Active, Active, &[]),
-    e("9930:DE129273398", "Sandbox Lieferant GmbH", "DE", "https://ap.sandbox-de.test/as4", Active, Active, &[XRECHNUNG]),
+    e(
+        "0088:5790000435968",
+        "Sandbox Grocery A/S",
+        "DK",
+        "https://ap.sandbox-dk.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "0192:974760673",
+        "Sandbox Leverandør AS",
+        "NO",
+        "https://ap.sandbox-no.test/as4",
+        Active,
+        Active,
+        &[ORDER],
+    ),
+    e(
+        "0208:0403170701",
+        "Sandbox Leverancier NV",
+        "BE",
+        "https://ap.sandbox-be.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "9925:BE0403170701",
+        "Sandbox Leverancier NV",
+        "BE",
+        "https://ap.sandbox-be.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "9930:DE129273398",
+        "Sandbox Lieferant GmbH",
+        "DE",
+        "https://ap.sandbox-de.test/as4",
+        Active,
+        Active,
+        &[XRECHNUNG],
+    ),
     // German public sector: XRechnung only.
-    e("0204:991-12345-73", "Sandbox Bundesamt für Beispiele", "DE", "https://ap.sandbox-de.test/as4", Absent, Absent, &[XRECHNUNG]),
-    e("0007:5560360793", "Sandbox Leverantör AB", "SE", "https://ap.sandbox-se.test/as4", Active, Active, &[]),
-    e("0009:73282932000074", "Sandbox Fournisseur SAS", "FR", "https://ap.sandbox-fr.test/as4", Active, Active, &[]),
-    e("0106:17024560", "Sandbox Leverancier B.V.", "NL", "https://ap.sandbox-nl.test/as4", Active, Active, &[]),
+    e(
+        "0204:991-12345-73",
+        "Sandbox Bundesamt für Beispiele",
+        "DE",
+        "https://ap.sandbox-de.test/as4",
+        Absent,
+        Absent,
+        &[XRECHNUNG],
+    ),
+    e(
+        "0007:5560360793",
+        "Sandbox Leverantör AB",
+        "SE",
+        "https://ap.sandbox-se.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "0009:73282932000074",
+        "Sandbox Fournisseur SAS",
+        "FR",
+        "https://ap.sandbox-fr.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "0106:17024560",
+        "Sandbox Leverancier B.V.",
+        "NL",
+        "https://ap.sandbox-nl.test/as4",
+        Active,
+        Active,
+        &[],
+    ),
 ];
 
 /// The sandbox SMP named in answers.
@@ -112,7 +248,12 @@ fn endpoint(access_point: &str, publish: Publish, now: DateTime<Utc>) -> Endpoin
     }
 }
 
-fn service(document_type: &str, access_point: &str, publish: Publish, now: DateTime<Utc>) -> Option<Service> {
+fn service(
+    document_type: &str,
+    access_point: &str,
+    publish: Publish,
+    now: DateTime<Utc>,
+) -> Option<Service> {
     let process = |id: &str| Process {
         process_id: id.to_string(),
         endpoints: vec![endpoint(access_point, publish, now)],
@@ -139,7 +280,10 @@ fn service(document_type: &str, access_point: &str, publish: Publish, now: DateT
 /// The sandbox answer for `id`: a known participant, or not registered.
 pub fn lookup(id: &ParticipantId, now: DateTime<Utc>) -> Participant {
     let key = id.key();
-    let Some(entry) = PARTICIPANTS.iter().find(|p| p.id.eq_ignore_ascii_case(&key)) else {
+    let Some(entry) = PARTICIPANTS
+        .iter()
+        .find(|p| p.id.eq_ignore_ascii_case(&key))
+    else {
         return Participant::not_registered(id.clone(), "sandbox");
     };
     let services = [

@@ -443,7 +443,9 @@ mod tests {
             service_group_url("https://smp.example/", &id),
             "https://smp.example/iso6523-actorid-upis%3A%3A0245%3A2022749619"
         );
-        assert!(metadata_url("https://smp.example", &id, "busdox-docid-qns::a#b")
-            .ends_with("/services/busdox-docid-qns%3A%3Aa%23b"));
+        assert!(
+            metadata_url("https://smp.example", &id, "busdox-docid-qns::a#b")
+                .ends_with("/services/busdox-docid-qns%3A%3Aa%23b")
+        );
     }
 }

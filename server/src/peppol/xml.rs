@@ -115,7 +115,8 @@ pub fn parse(bytes: &[u8]) -> Result<Element, XmlError> {
             }
             Event::CData(data) => {
                 if let Some(top) = stack.last_mut() {
-                    top.text.push_str(&String::from_utf8_lossy(&data.into_inner()));
+                    top.text
+                        .push_str(&String::from_utf8_lossy(&data.into_inner()));
                 }
             }
             Event::Eof => return Err(XmlError::Empty),
