@@ -257,6 +257,39 @@ async fn the_sandbox_explains_readiness_and_channels() {
         401,
     )
     .await;
+    // Both routes and their answers are described in the OpenAPI document.
+    let doc: Value = s
+        .client
+        .get(s.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["paths"]["/v1/peppol/lookup"]["get"].is_object());
+    let api_op = &doc["paths"]["/api/peppol-lookup/{participantId}"]["get"];
+    assert_eq!(api_op["parameters"][0]["name"], "participantId");
+    let schemas = &doc["components"]["schemas"];
+    for schema in [
+        "PeppolLookupResult",
+        "PeppolParticipant",
+        "SupportedDocument",
+        "Channel",
+        "Readiness",
+    ] {
+        assert!(schemas[schema].is_object(), "{schema} not described");
+    }
+    assert!(schemas["PeppolParticipant"]["properties"]["recommended_channel"].is_object());
+    // The sandbox mirrors /v1 under /v2 (beta).
+    let r = s
+        .client
+        .get(s.url("/v2/peppol/lookup?icd=0245&id=2022749619"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["invex-api-stability"], "beta");
 }
 
 // ---------------------------------------------------------------------------

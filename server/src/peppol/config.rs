@@ -36,3 +36,46 @@ impl Default for PeppolConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    fn vars(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn file_and_environment_set_the_peppol_section() {
+        let mut c: Config = toml::from_str(
+            "[peppol]\nsml_zone = \"participant.sml.test.tech.peppol.org\"\ncache_ttl_secs = 60\n",
+        )
+        .expect("toml");
+        assert_eq!(c.peppol.sml_zone, "participant.sml.test.tech.peppol.org");
+        assert_eq!(c.peppol.directory_url, super::DEFAULT_DIRECTORY_URL);
+        assert_eq!(c.peppol.dns_server, None);
+        c.apply_env(vars(&[
+            ("INVEX_PEPPOL_DNS_SERVER", "127.0.0.1:5353"),
+            ("INVEX_PEPPOL_DIRECTORY_URL", "http://127.0.0.1:9000"),
+            ("INVEX_PEPPOL_CACHE_TTL_SECS", "5"),
+        ]))
+        .expect("env");
+        assert_eq!(c.peppol.dns_server.map(|a| a.port()), Some(5353));
+        assert_eq!(c.peppol.directory_url, "http://127.0.0.1:9000");
+        assert_eq!(c.peppol.cache_ttl_secs, 5);
+        c.apply_env(vars(&[("INVEX_PEPPOL_DNS_SERVER", "")]))
+            .expect("env");
+        assert_eq!(c.peppol.dns_server, None, "empty = system resolver");
+        let err = c
+            .apply_env(vars(&[("INVEX_PEPPOL_DNS_SERVER", "dns.example")]))
+            .expect_err("not an address");
+        assert!(err.to_string().contains("INVEX_PEPPOL_DNS_SERVER"), "{err}");
+        assert!(toml::from_str::<Config>("[peppol]\nzone = \"x\"\n").is_err());
+        assert_eq!(
+            Config::default().peppol.sml_zone,
+            "participant.sml.prod.tech.peppol.org"
+        );
+    }
+}
