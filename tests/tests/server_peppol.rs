@@ -353,6 +353,8 @@ enum Group {
     Documents(Vec<(&'static str, Publish)>),
     /// The SMP fails with HTTP 500.
     Broken,
+    /// The SMP answers only after 5 s.
+    Slow,
 }
 
 #[derive(Clone)]
@@ -444,6 +446,10 @@ async fn smp_group(State(smp): State<Smp>, Path(participant): Path<String>) -> R
     smp.group_requests.fetch_add(1, Ordering::SeqCst);
     match smp.participants.get(&participant.to_ascii_lowercase()) {
         Some(Group::Documents(docs)) => xml(service_group(&smp, &participant, docs)),
+        Some(Group::Slow) => {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            StatusCode::NOT_FOUND.into_response()
+        }
         Some(Group::Broken) => {
             (StatusCode::INTERNAL_SERVER_ERROR, "SMP database down").into_response()
         }
@@ -553,6 +559,7 @@ const REDIRECTED: &str = "9950:SK2022749619";
 const EXPIRED: &str = "0245:2021234567";
 const SMP_DOWN: &str = "0245:2023456787";
 const SMP_BROKEN: &str = "0088:5790000435968";
+const SMP_SLOW: &str = "0192:974760673";
 const UNKNOWN: &str = "0245:2027000008";
 
 struct Network {
@@ -600,6 +607,7 @@ async fn network() -> Network {
         ]),
     );
     participants.insert(uri(SMP_BROKEN), Group::Broken);
+    participants.insert(uri(SMP_SLOW), Group::Slow);
     let smp = start_smp(participants).await;
     let down = format!("http://{}", closed_port().await);
     let name = |id: &str| dns_name(&ParticipantId::parse(id).unwrap(), ZONE);
@@ -610,6 +618,7 @@ async fn network() -> Network {
         REDIRECTED,
         EXPIRED,
         SMP_BROKEN,
+        SMP_SLOW,
     ]
     .iter()
     .map(|id| (name(id), format!("{}/", smp.base)))
@@ -710,6 +719,19 @@ async fn production_v1_lookups_discover_through_dns_and_the_smp() {
     }
     let p = problem(v1(&s, SMP_BROKEN).await, 503).await;
     assert!(p["detail"].as_str().unwrap().contains("HTTP 500"), "{p}");
+    // An SMP slower than the register budget (1.5 s): an outage, and not held for 5 s.
+    let started = std::time::Instant::now();
+    let p = problem(v1(&s, SMP_SLOW).await, 503).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(p["detail"].as_str().unwrap().contains("1500 ms"), "{p}");
+    // Outages are not cached: the SMP is asked again.
+    let asked = net.smp.group_requests.load(Ordering::SeqCst);
+    problem(v1(&s, SMP_BROKEN).await, 503).await;
+    assert_eq!(net.smp.group_requests.load(Ordering::SeqCst), asked + 1);
 
     // Production needs a real key on /v1 too.
     problem(

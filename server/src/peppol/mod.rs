@@ -179,20 +179,8 @@ impl Lookup {
 
 impl Network {
     async fn lookup(&self, id: &ParticipantId) -> Result<Participant, Unavailable> {
-        let (services, directory) = tokio::join!(self.services(id), self.name(id));
-        let (smp, services) = services?;
-        let mut participant = match smp {
-            None => Participant::not_registered(id.clone(), "SML/SMP"),
-            Some((url, services)) => Participant {
-                smp: Some(url),
-                services: services.unwrap_or_default(),
-                registered: true,
-                ..Participant::not_registered(id.clone(), "SML/SMP")
-            },
-        };
-        if let Some(note) = services {
-            participant.notes.push(note);
-        }
+        let (registration, directory) = tokio::join!(self.registration(id), self.name(id));
+        let mut participant = registration?;
         match directory {
             Ok(Some(entry)) => {
                 participant.name = entry.name;
@@ -204,16 +192,12 @@ impl Network {
         Ok(participant)
     }
 
-    /// The SMP and its services; None when the SML does not know the participant. The
-    /// second member is a note for the answer.
-    #[allow(clippy::type_complexity)]
-    async fn services(
-        &self,
-        id: &ParticipantId,
-    ) -> Result<(Option<(String, Option<Vec<Service>>)>, Option<String>), Unavailable> {
+    /// What the SML and the SMP say: registered or not, and the published services.
+    async fn registration(&self, id: &ParticipantId) -> Result<Participant, Unavailable> {
+        let unregistered = Participant::not_registered(id.clone(), "SML/SMP");
         let smp_url = match self.discovery.smp_of(id).await {
             Ok(Discovered::Smp(url)) => url,
-            Ok(Discovered::NotRegistered) => return Ok((None, None)),
+            Ok(Discovered::NotRegistered) => return Ok(unregistered),
             Err(e) => {
                 tracing::warn!(participant = %id.uri(), error = %e, "Peppol DNS discovery failed");
                 return Err(Unavailable {
@@ -222,6 +206,11 @@ impl Network {
                     retry_after_secs: 30,
                 });
             }
+        };
+        let mut participant = Participant {
+            registered: true,
+            smp: Some(smp_url.clone()),
+            ..unregistered
         };
         let smp_down = |e: smp::SmpError| {
             tracing::warn!(participant = %id.uri(), error = %e, "Peppol SMP lookup failed");
@@ -237,17 +226,18 @@ impl Network {
             .await
             .map_err(smp_down)?
         else {
-            let note = format!(
+            // Registered in the SML, but nothing to deliver to: readiness says `partial`.
+            participant.notes.push(format!(
                 "the SML points at {smp_url}, but that SMP does not know the participant (HTTP 404)"
-            );
-            return Ok((Some((smp_url, None)), Some(note)));
+            ));
+            return Ok(participant);
         };
-        let note = (hrefs.len() > MAX_SERVICES).then(|| {
-            format!(
+        if hrefs.len() > MAX_SERVICES {
+            participant.notes.push(format!(
                 "the SMP lists {} document types; the first {MAX_SERVICES} were read",
                 hrefs.len()
-            )
-        });
+            ));
+        }
         let answers: Vec<_> = stream::iter(hrefs.into_iter().take(MAX_SERVICES))
             .map(|href| async move {
                 let answer = self.smp.metadata(&href).await;
@@ -256,14 +246,14 @@ impl Network {
             .buffered(PARALLEL_METADATA)
             .collect()
             .await;
-        let mut services = Vec::with_capacity(answers.len());
         for (href, answer) in answers {
-            services.push(match answer.map_err(smp_down)? {
+            participant.services.push(match answer.map_err(smp_down)? {
                 Some(info) => Service {
                     document_type: info.document_type,
                     supported: true,
                     processes: info.processes,
                 },
+                // Only a 404 means "not supported".
                 None => Service {
                     document_type: smp::document_type_of(&href).unwrap_or(href),
                     supported: false,
@@ -271,7 +261,7 @@ impl Network {
                 },
             });
         }
-        Ok((Some((smp_url, Some(services))), note))
+        Ok(participant)
     }
 
     /// The Directory entry; an Err is a note (the Directory is informative only).
