@@ -233,7 +233,7 @@ pub fn access_point(services: &[Service], now: DateTime<Utc>) -> Option<String> 
 pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
     let who = match &p.name {
         Some(name) => format!("{name} ({})", p.id.id()),
-        None => p.id.id(),
+        None => format!("the partner {}", p.id.id()),
     };
     let email = |what: &str| {
         channel(
@@ -244,8 +244,14 @@ pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
     if !p.registered {
         return not_registered(p, &who, email("the invoice"));
     }
+    // e.g. "their access point ap.example.sk, peppol-transport-as4-v2_0"
     let ap = access_point(&p.services, now)
-        .map(|a| format!("their access point {a}"))
+        .map(|a| {
+            format!(
+                "their access point {}",
+                a.replace(" (", ", ").trim_end_matches(')')
+            )
+        })
         .unwrap_or_else(|| "their access point".to_string());
     let invoice = capability(&p.services, BIS_INVOICE, now);
     let credit_note = capability(&p.services, BIS_CREDIT_NOTE, now);
@@ -259,7 +265,7 @@ pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
             gaps,
             recommended: channel(
                 "peppol",
-                format!("{who} receives Peppol BIS Billing 3.0 invoices and credit notes: send through your Peppol access point to {} ({ap}).", p.id.uri()),
+                format!("{} receives Peppol BIS Billing 3.0 invoices and credit notes: send through your Peppol access point to {}, delivered to {ap}.", capitalized(&who), p.id.uri()),
             ),
             alternatives: Vec::new(),
         },
@@ -267,7 +273,7 @@ pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
             readiness: Readiness::Partial,
             recommended: channel(
                 "peppol",
-                format!("Send invoices over Peppol to {} ({ap}); credit notes cannot go over Peppol yet: {}.", p.id.uri(), gaps.join("; ")),
+                format!("Send invoices over Peppol to {}, delivered to {ap}. Credit notes cannot go over Peppol yet: {}.", p.id.uri(), gaps.join("; ")),
             ),
             alternatives: vec![
                 email("credit notes"),
@@ -279,7 +285,7 @@ pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
             readiness: Readiness::Partial,
             recommended: channel(
                 "email_pdf_xml",
-                format!("{who} is registered on Peppol but cannot receive BIS Billing 3.0 invoices now ({}). Send by e-mail as a PDF with the UBL XML attached.", gaps.join("; ")),
+                format!("{} is registered on Peppol but cannot receive BIS Billing 3.0 invoices now ({}). Send by e-mail as a PDF with the UBL XML attached.", capitalized(&who), gaps.join("; ")),
             ),
             alternatives: vec![channel(
                 "peppol_after_registration",
@@ -290,10 +296,19 @@ pub fn assess(p: &Participant, now: DateTime<Utc>) -> Assessment {
     }
 }
 
+/// `s` with its first letter in upper case, to start a sentence.
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 fn not_registered(p: &Participant, who: &str, email: Channel) -> Assessment {
     let mut reason = format!(
-        "{who} is not registered on Peppol under {}; send the invoice by e-mail as a PDF with the Peppol BIS Billing 3.0 UBL XML attached.",
-        p.id.uri()
+        "{} is not registered on Peppol; send the invoice by e-mail as a PDF with the Peppol BIS Billing 3.0 UBL XML attached.",
+        capitalized(who)
     );
     match p.id.icd {
         // Slovak parties register by DIČ; a VAT-number miss may still be a DIČ hit.
@@ -313,7 +328,7 @@ fn not_registered(p: &Participant, who: &str, email: Channel) -> Assessment {
         alternatives: vec![
             channel(
                 "onboarding_invitation",
-                format!("Invite {who} to register {} with a Peppol access point (service provider) of their choice.", p.id.id()),
+                format!("Invite {who} to register with a Peppol access point (service provider) of their choice, under {} or another identifier they publish on their invoices.", p.id.id()),
             ),
             channel(
                 "peppol_after_registration",
