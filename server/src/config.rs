@@ -106,6 +106,8 @@ pub struct Config {
     /// Longest a register lookup may hold a request, in milliseconds.
     pub register_timeout_ms: u64,
     pub limits: Limits,
+    /// VAT verification: cache ages, circuit breaker.
+    pub vat: crate::vat::config::VatConfig,
     /// Peppol discovery (`[peppol]`).
     #[serde(default)]
     pub peppol: crate::peppol::PeppolConfig,
@@ -127,6 +129,7 @@ impl Default for Config {
             vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
             register_timeout_ms: 3000,
             limits: Limits::default(),
+            vat: crate::vat::config::VatConfig::default(),
             peppol: crate::peppol::PeppolConfig::default(),
         }
     }
@@ -198,6 +201,15 @@ impl Config {
                 "MAX_XML_DEPTH" => self.limits.max_xml_depth = parse(&value).map_err(bad)?,
                 "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
                 "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
+                "VAT_CACHE_VALID_SECS" => self.vat.cache_valid_secs = parse(&value).map_err(bad)?,
+                "VAT_CACHE_INVALID_SECS" => {
+                    self.vat.cache_invalid_secs = parse(&value).map_err(bad)?
+                }
+                "VAT_STALE_MAX_SECS" => self.vat.stale_max_secs = parse(&value).map_err(bad)?,
+                "VAT_BREAKER_FAILURES" => self.vat.breaker_failures = parse(&value).map_err(bad)?,
+                "VAT_BREAKER_OPEN_SECS" => {
+                    self.vat.breaker_open_secs = parse(&value).map_err(bad)?
+                }
                 "PEPPOL_SML_ZONE" => self.peppol.sml_zone = value,
                 "PEPPOL_DNS_SERVER" => {
                     self.peppol.dns_server = match value.trim() {

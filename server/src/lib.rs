@@ -14,6 +14,7 @@ pub mod routes;
 pub mod server;
 pub mod state;
 pub mod store;
+pub mod usage;
 pub mod validation;
 pub mod vat;
 

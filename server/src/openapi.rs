@@ -13,7 +13,7 @@ use utoipa_scalar::{Scalar, Servable};
 
 use crate::auth::{Access, Family};
 use crate::config::Limits;
-use crate::routes::{self, health, keys, peppol, rulepacks, tenants, validate, vat};
+use crate::routes::{self, health, keys, peppol, rulepacks, tenants, usage, validate, vat};
 use crate::state::AppState;
 
 #[derive(OpenApi)]
@@ -31,8 +31,9 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
     paths(
         health::health, health::ready, health::metrics,
         validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
-        vat::verify,
+        vat::verify, vat::verify_batch,
         peppol::lookup_v1, peppol::lookup_api,
+        usage::usage,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
@@ -43,6 +44,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         (name = "lookups", description = "VAT numbers and Peppol participants"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
+        (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
         (name = "operations", description = "Health, readiness, metrics"),
     )
@@ -65,12 +67,18 @@ pub fn document(limits: &Limits) -> Document {
         description.push_str(&format!(
             "\n\nLimits: request body {} bytes (`max_body_bytes`), {} files per request (`max_files`), \
 XML nesting depth {} (`max_xml_depth`), {} requests per second per key with bursts of {} \
-(429 with `Retry-After` beyond).",
+(429 with `Retry-After` beyond), {} VAT numbers per batch verification (`vat_batch_size`).\n\n\
+VAT verification is metered per tenant and calendar month (UTC): every number answered \
+(including numbers rejected by the local checks; not answers of `unavailable`) is one call; \
+the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
             limits.max_body_bytes,
             limits.max_files,
             limits.max_xml_depth,
             limits.rate_per_second,
-            limits.rate_burst
+            limits.rate_burst,
+            routes::vat::MAX_BATCH,
+            crate::usage::VAT_FREE_CALLS,
+            crate::usage::vat_unit_price_eur(),
         ));
     }
     for endpoint in routes::table() {

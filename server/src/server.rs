@@ -15,6 +15,8 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::state::AppState;
 use crate::store::{self, KeyRecord, Store, StoreError, OPERATOR_TENANT_ID};
+use crate::usage::Meter;
+use crate::vat::service::{Register, VatService};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -55,15 +57,25 @@ impl Running {
         let result = (&mut self.task)
             .await
             .unwrap_or_else(|e| Err(std::io::Error::other(e)));
-        self.state.store.close().await;
+        self.finish().await;
         result
     }
 
     /// Wait until the server stops (after a shutdown signal).
     pub async fn wait(&mut self) -> std::io::Result<()> {
-        (&mut self.task)
+        let result = (&mut self.task)
             .await
-            .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+            .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+        self.finish().await;
+        result
+    }
+
+    /// After the last request: write the pending usage counts, close the database.
+    async fn finish(&self) {
+        if let Err(e) = self.state.meter.flush().await {
+            tracing::error!(error = %e, "usage counts of the last second could not be written");
+        }
+        self.state.store.close().await;
     }
 }
 
@@ -106,16 +118,18 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         source,
     })?;
     let auth = Arc::new(Authenticator::new(store.clone(), &config.limits));
-    let vies = match config.mode {
-        crate::config::Mode::Production => Some(
+    let register = match config.mode {
+        crate::config::Mode::Production => Register::Vies(
             crate::vat::vies::ViesClient::new(
                 &config.vies_url,
                 Duration::from_millis(config.register_timeout_ms),
             )
             .map_err(|e| StartError::Task(format!("VIES client: {e}")))?,
         ),
-        crate::config::Mode::Sandbox => None,
+        crate::config::Mode::Sandbox => Register::Sandbox,
     };
+    let vat = Arc::new(VatService::new(register, &config.vat, config.mode.as_str()));
+    let meter = Arc::new(Meter::new(store.clone()));
     let peppol =
         Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
     let state = AppState {
@@ -125,7 +139,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         auth: auth.clone(),
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
-        vies,
+        vat,
+        meter: meter.clone(),
         peppol,
     };
     let app = crate::routes::router(state.clone());
@@ -141,6 +156,10 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         .await
     });
     tokio::spawn(prune_rate_limits(Arc::downgrade(&auth)));
+    tokio::spawn(crate::usage::flush_periodically(
+        Arc::downgrade(&meter),
+        Duration::from_secs(1),
+    ));
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     Ok(Running {
         addr,

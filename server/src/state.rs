@@ -18,8 +18,10 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Whether the rule-pack directory is watched for changes.
     pub watching: bool,
-    /// VIES in production; None in the sandbox (the built-in register answers).
-    pub vies: Option<crate::vat::vies::ViesClient>,
+    /// VAT verification: local checks, cache, circuit breakers, the register.
+    pub vat: Arc<crate::vat::service::VatService>,
+    /// Metered calls per tenant and month.
+    pub meter: Arc<crate::usage::Meter>,
     /// Peppol participant lookups (SML/SMP in production, the sandbox directory otherwise).
     pub peppol: Arc<crate::peppol::Lookup>,
 }

@@ -4,7 +4,9 @@
 mod support;
 
 use invex_server::store::{new_id, now};
-use invex_server::store::{KeyRecord, RevokeOutcome, Store, ValidationRecord, OPERATOR_TENANT_ID};
+use invex_server::store::{
+    KeyRecord, RevokeOutcome, Store, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
+};
 use reqwest::Method;
 use serde_json::Value;
 use support::{TestServer, BOOTSTRAP};
@@ -173,6 +175,52 @@ async fn suite(store: &Store) {
         store.validations(&acme.id, None, 100).await.unwrap().len(),
         10
     );
+    // Usage counters add up, per tenant, month and meter.
+    let delta = |tenant: &str, period: &str, calls: i64| UsageDelta {
+        tenant_id: tenant.to_string(),
+        period: period.to_string(),
+        meter: "vat_verify".to_string(),
+        calls,
+    };
+    store
+        .add_usage(&[
+            delta(&acme.id, "2026-11", 5),
+            delta(OPERATOR_TENANT_ID, "2026-11", 1),
+        ])
+        .await
+        .unwrap();
+    store
+        .add_usage(&[delta(&acme.id, "2026-11", 7), delta(&acme.id, "2026-12", 2)])
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .usage_calls(&acme.id, "2026-11", "vat_verify")
+            .await
+            .unwrap(),
+        12
+    );
+    assert_eq!(
+        store
+            .usage_calls(&acme.id, "2026-12", "vat_verify")
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        store
+            .usage_calls(&acme.id, "2026-10", "vat_verify")
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .usage_calls(OPERATOR_TENANT_ID, "2026-11", "vat_verify")
+            .await
+            .unwrap(),
+        1
+    );
     store.ping().await.unwrap();
 }
 
@@ -261,8 +309,27 @@ async fn two_instances_share_one_postgres_database() {
         .await
         .unwrap();
     assert_eq!(again, result);
+    // Both instances meter the same tenant; their counts add up in the shared table.
+    for s in [&a, &b] {
+        let r = s
+            .v1(Method::GET, "/v1/vat/verify?vat=SK2022749619", &dev)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
     for s in [a, b] {
         s.running.unwrap().shutdown().await.unwrap();
     }
+    let store = Store::connect(&url).await.unwrap();
+    let period = invex_server::usage::current_period();
+    assert_eq!(
+        store
+            .usage_calls(OPERATOR_TENANT_ID, &period, "vat_verify")
+            .await
+            .unwrap(),
+        2
+    );
+    store.close().await;
     drop_schema(&url).await;
 }

@@ -7,6 +7,7 @@ pub mod keys;
 pub mod peppol;
 pub mod rulepacks;
 pub mod tenants;
+pub mod usage;
 pub mod validate;
 pub mod vat;
 
@@ -85,6 +86,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/vat/verify", SandboxOpen(allow::READ)),
             get(vat::verify),
+        ),
+        (
+            e(Method::POST, "/v1/vat/verify", SandboxOpen(allow::READ)),
+            post(vat::verify_batch),
+        ),
+        (
+            e(Method::GET, "/v1/usage", Roles(allow::READ)),
+            get(usage::usage),
         ),
         (
             e(Method::GET, "/v1/peppol/lookup", SandboxOpen(allow::READ)),

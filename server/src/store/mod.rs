@@ -3,6 +3,7 @@
 
 mod keys;
 mod tenants;
+mod usage;
 mod validations;
 
 use std::sync::{Arc, Once};
@@ -13,6 +14,7 @@ use tokio::sync::mpsc;
 
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
+pub use usage::UsageDelta;
 pub use validations::ValidationRecord;
 
 #[derive(Debug, thiserror::Error)]

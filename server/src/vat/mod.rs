@@ -1,8 +1,12 @@
 //! EU VAT number verification: local format and check digits first (answered at once, never
 //! sent upstream), then a register — VIES in production, a built-in register in the sandbox.
 
+pub mod breaker;
+pub mod cache;
+pub mod config;
 pub mod local;
 pub mod sandbox;
+pub mod service;
 pub mod vies;
 
 use serde::Serialize;
@@ -38,11 +42,21 @@ pub struct VatResult {
     pub address: Option<String>,
     /// The register that answered (`local-checks`, `VIES`, `sandbox`).
     pub source: String,
-    /// ISO 8601 UTC.
+    /// When the register gave this answer, ISO 8601 UTC (for a cached answer: when it
+    /// was first given).
     pub checked_at: String,
     /// Why the number is invalid, when it is.
     pub reason: Option<String>,
+    /// Served from the cache rather than asked now.
     pub cached: bool,
+    /// Age of a cached answer in seconds.
+    pub cache_age_seconds: Option<u64>,
+    /// The register is down and this is an older answer past its cache age (see
+    /// `warnings`); the verdict is the register's last known one.
+    pub stale: bool,
+    /// Things to know beside the verdict (stale answer; for SK numbers, grounds for
+    /// cancelling the VAT registration).
+    pub warnings: Vec<String>,
     /// `sandbox` answers are never production results.
     pub environment: String,
 }

@@ -131,15 +131,16 @@ fn unavailable(reason: &str, retry_after_secs: u64) -> RegisterAnswer {
 }
 
 /// VIES error codes: input errors are final; the rest are outages or busy signals.
-fn classify(code: &str, message: Option<&str>) -> RegisterAnswer {
+pub(super) fn classify(code: &str, message: Option<&str>) -> RegisterAnswer {
     let said = message.map(|m| format!(": {m}")).unwrap_or_default();
     match code {
         "INVALID_INPUT" | "INVALID_REQUESTER_INFO" => RegisterAnswer::Rejected {
             reason: format!("VIES refused the number as invalid input ({code}{said})"),
         },
-        "GLOBAL_MAX_CONCURRENT_REQ" | "MS_MAX_CONCURRENT_REQ" => {
-            unavailable(&format!("VIES is busy ({code})"), 1)
-        }
+        "GLOBAL_MAX_CONCURRENT_REQ"
+        | "MS_MAX_CONCURRENT_REQ"
+        | "GLOBAL_MAX_CONCURRENT_REQ_TIME"
+        | "MS_MAX_CONCURRENT_REQ_TIME" => unavailable(&format!("VIES is busy ({code})"), 1),
         "MS_UNAVAILABLE" => unavailable(
             "the member state's register behind VIES is unavailable (MS_UNAVAILABLE)",
             300,
