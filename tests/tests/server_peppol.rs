@@ -267,7 +267,13 @@ async fn the_sandbox_explains_readiness_and_channels() {
         .json()
         .await
         .unwrap();
-    assert!(doc["paths"]["/v1/peppol/lookup"]["get"].is_object());
+    let v1_params = doc["paths"]["/v1/peppol/lookup"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    assert!(
+        v1_params.iter().all(|p| p["required"] == true),
+        "{v1_params:?}"
+    );
     let api_op = &doc["paths"]["/api/peppol-lookup/{participantId}"]["get"];
     assert_eq!(api_op["parameters"][0]["name"], "participantId");
     let schemas = &doc["components"]["schemas"];

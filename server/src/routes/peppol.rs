@@ -13,13 +13,17 @@ use crate::peppol::{IdError, ParticipantId};
 use crate::problem::Problem;
 use crate::state::AppState;
 
+/// Both parameters are required; they are optional here only so that a missing one is
+/// answered with the `invalid-participant-id` problem naming it.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct LookupQuery {
     /// Four-digit ICD from the Peppol code list "Participant identifier schemes", e.g.
     /// `0245` (SK DIČ) or `9950` (SK VAT number).
+    #[param(required = true)]
     pub icd: Option<String>,
     /// The identifier within the scheme, e.g. `2022749619`; case-insensitive.
+    #[param(required = true)]
     pub id: Option<String>,
 }
 
