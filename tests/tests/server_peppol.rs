@@ -361,6 +361,8 @@ enum Group {
     Broken,
     /// The SMP answers only after 5 s.
     Slow,
+    /// Like `Documents`, but the hrefs name an internal host (an SMP behind a proxy).
+    InternalHrefs(Vec<(&'static str, Publish)>),
 }
 
 #[derive(Clone)]
@@ -385,13 +387,13 @@ fn xml(body: String) -> Response {
     ([("content-type", "text/xml")], body).into_response()
 }
 
-fn service_group(smp: &Smp, participant: &str, documents: &[(&str, Publish)]) -> String {
+fn service_group(base: &str, participant: &str, documents: &[(&str, Publish)]) -> String {
     let refs: String = documents
         .iter()
         .map(|(doc, _)| {
             format!(
                 "<smp:ServiceMetadataReference href=\"{}/{}/services/{}\"/>",
-                smp.base,
+                base,
                 encode(participant),
                 encode(doc)
             )
@@ -451,7 +453,12 @@ fn signed_metadata(
 async fn smp_group(State(smp): State<Smp>, Path(participant): Path<String>) -> Response {
     smp.group_requests.fetch_add(1, Ordering::SeqCst);
     match smp.participants.get(&participant.to_ascii_lowercase()) {
-        Some(Group::Documents(docs)) => xml(service_group(&smp, &participant, docs)),
+        Some(Group::Documents(docs)) => xml(service_group(&smp.base, &participant, docs)),
+        Some(Group::InternalHrefs(docs)) => xml(service_group(
+            "http://smp-internal.invalid:8080/smp",
+            &participant,
+            docs,
+        )),
         Some(Group::Slow) => {
             tokio::time::sleep(Duration::from_secs(5)).await;
             StatusCode::NOT_FOUND.into_response()
@@ -467,9 +474,9 @@ async fn smp_metadata(
     State(smp): State<Smp>,
     Path((participant, document)): Path<(String, String)>,
 ) -> Response {
-    let Some(Group::Documents(docs)) = smp.participants.get(&participant.to_ascii_lowercase())
-    else {
-        return StatusCode::NOT_FOUND.into_response();
+    let docs = match smp.participants.get(&participant.to_ascii_lowercase()) {
+        Some(Group::Documents(docs) | Group::InternalHrefs(docs)) => docs,
+        _ => return StatusCode::NOT_FOUND.into_response(),
     };
     match docs.iter().find(|(d, _)| *d == document).map(|(_, p)| p) {
         Some(Publish::Endpoint(activation, expiration)) => xml(signed_metadata(
@@ -566,6 +573,7 @@ const EXPIRED: &str = "0245:2021234567";
 const SMP_DOWN: &str = "0245:2023456787";
 const SMP_BROKEN: &str = "0088:5790000435968";
 const SMP_SLOW: &str = "0192:974760673";
+const BEHIND_PROXY: &str = "0208:0403170701";
 const UNKNOWN: &str = "0245:2027000008";
 
 struct Network {
@@ -614,6 +622,10 @@ async fn network() -> Network {
     );
     participants.insert(uri(SMP_BROKEN), Group::Broken);
     participants.insert(uri(SMP_SLOW), Group::Slow);
+    participants.insert(
+        uri(BEHIND_PROXY),
+        Group::InternalHrefs(vec![(BIS_INVOICE, active()), (BIS_CREDIT_NOTE, active())]),
+    );
     let smp = start_smp(participants).await;
     let down = format!("http://{}", closed_port().await);
     let name = |id: &str| dns_name(&ParticipantId::parse(id).unwrap(), ZONE);
@@ -625,6 +637,7 @@ async fn network() -> Network {
         EXPIRED,
         SMP_BROKEN,
         SMP_SLOW,
+        BEHIND_PROXY,
     ]
     .iter()
     .map(|id| (name(id), format!("{}/", smp.base)))
@@ -798,6 +811,10 @@ async fn production_api_lookups_assess_readiness() {
         document(&body, BIS_INVOICE)["activation_date"],
         "2025-06-01T00:00:00Z"
     );
+
+    // Hrefs naming an internal host are read from the SMP the SML named instead.
+    let body = api(&s, BEHIND_PROXY).await;
+    assert_eq!(body["readiness"], "ready", "{body}");
 
     // Expired endpoints.
     let body = api(&s, EXPIRED).await;

@@ -238,9 +238,18 @@ impl Network {
                 hrefs.len()
             ));
         }
+        let smp_url = smp_url.as_str();
         let answers: Vec<_> = stream::iter(hrefs.into_iter().take(MAX_SERVICES))
             .map(|href| async move {
-                let answer = self.smp.metadata(&href).await;
+                let answer = match smp::reference_url(smp_url, id, &href) {
+                    Some(url) => self.smp.metadata(&url).await,
+                    None => Err(smp::SmpError::Malformed {
+                        url: href.clone(),
+                        reason:
+                            "a service metadata reference on another host without a document type"
+                                .into(),
+                    }),
+                };
                 (href, answer)
             })
             .buffered(PARALLEL_METADATA)

@@ -234,6 +234,25 @@ pub fn metadata_url(smp: &str, id: &ParticipantId, document_type: &str) -> Strin
     )
 }
 
+/// The URL to read a ServiceGroup reference from: the href itself when it points at the
+/// SMP that listed it, else the standard path on that SMP. SMPs behind proxies sometimes
+/// list internal host names, and a lookup must not be steered to arbitrary hosts.
+pub fn reference_url(smp: &str, id: &ParticipantId, href: &str) -> Option<String> {
+    let origin = |u: &str| {
+        reqwest::Url::parse(u).ok().map(|u| {
+            (
+                u.scheme().to_string(),
+                u.host_str().map(str::to_string),
+                u.port_or_known_default(),
+            )
+        })
+    };
+    match (origin(smp), origin(href)) {
+        (Some(a), Some(b)) if a == b => Some(href.to_string()),
+        _ => document_type_of(href).map(|d| metadata_url(smp, id, &d)),
+    }
+}
+
 pub fn service_group_url(smp: &str, id: &ParticipantId) -> String {
     format!(
         "{}/{}",
@@ -434,6 +453,19 @@ mod tests {
             })
         );
         assert!(parse_metadata(b"<html><body>Bad gateway</body></html>").is_err());
+    }
+
+    #[test]
+    fn references_to_other_hosts_are_read_from_the_smp_itself() {
+        let id = ParticipantId::parse("0245:2022749619").expect("id");
+        let smp = "https://smp.example";
+        let own = "https://smp.example:443/iso6523-actorid-upis%3A%3A0245%3A2022749619/services/busdox-docid-qns%3A%3Ax";
+        assert_eq!(reference_url(smp, &id, own).as_deref(), Some(own));
+        assert_eq!(
+            reference_url(smp, &id, "http://10.0.0.7:8080/smp/iso6523-actorid-upis%3A%3A0245%3A2022749619/services/busdox-docid-qns%3A%3Ax").as_deref(),
+            Some("https://smp.example/iso6523-actorid-upis%3A%3A0245%3A2022749619/services/busdox-docid-qns%3A%3Ax")
+        );
+        assert_eq!(reference_url(smp, &id, "http://10.0.0.7/nothing"), None);
     }
 
     #[test]
