@@ -111,6 +111,9 @@ pub struct Config {
     /// Slovak company registers (`GET /v1/company/sk/{ico}`).
     #[serde(default)]
     pub company: crate::company::CompanyConfig,
+    /// Peppol discovery (`[peppol]`).
+    #[serde(default)]
+    pub peppol: crate::peppol::PeppolConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -131,6 +134,7 @@ impl Default for Config {
             limits: Limits::default(),
             vat: crate::vat::config::VatConfig::default(),
             company: crate::company::CompanyConfig::default(),
+            peppol: crate::peppol::PeppolConfig::default(),
         }
     }
 }
@@ -212,6 +216,17 @@ impl Config {
                 }
                 k if k.starts_with("COMPANY_") || k == "FS_API_KEY" => {
                     self.company.apply_env(k, value).map_err(bad)?
+                }
+                "PEPPOL_SML_ZONE" => self.peppol.sml_zone = value,
+                "PEPPOL_DNS_SERVER" => {
+                    self.peppol.dns_server = match value.trim() {
+                        "" => None,
+                        v => Some(parse(v).map_err(bad)?),
+                    }
+                }
+                "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
+                "PEPPOL_CACHE_TTL_SECS" => {
+                    self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?
                 }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}

@@ -9,6 +9,7 @@ pub mod config;
 pub mod context;
 pub mod metrics;
 pub mod openapi;
+pub mod peppol;
 pub mod problem;
 pub mod routes;
 pub mod server;

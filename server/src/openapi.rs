@@ -13,7 +13,9 @@ use utoipa_scalar::{Scalar, Servable};
 
 use crate::auth::{Access, Family};
 use crate::config::Limits;
-use crate::routes::{self, company, health, keys, rulepacks, tenants, usage, validate, vat};
+use crate::routes::{
+    self, company, health, keys, peppol, rulepacks, tenants, usage, validate, vat,
+};
 use crate::state::AppState;
 
 #[derive(OpenApi)]
@@ -33,6 +35,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
         vat::verify, vat::verify_batch,
         company::lookup,
+        peppol::lookup_v1, peppol::lookup_api,
         usage::usage,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
@@ -41,7 +44,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
     components(schemas(crate::problem::ProblemBody)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
-        (name = "lookups", description = "VAT numbers and Slovak company data"),
+        (name = "lookups", description = "VAT numbers, Peppol participants and Slovak company data"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
         (name = "account", description = "Metered usage and its price"),

@@ -136,6 +136,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         Duration::from_millis(config.register_timeout_ms),
     )
     .map_err(|e| StartError::Task(e.to_string()))?;
+    let peppol =
+        Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -146,6 +148,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         vat,
         meter: meter.clone(),
         company: Arc::new(company),
+        peppol,
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();

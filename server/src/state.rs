@@ -24,6 +24,8 @@ pub struct AppState {
     pub meter: Arc<crate::usage::Meter>,
     /// Slovak company registers (clients and caches in production, built-in data in the sandbox).
     pub company: Arc<crate::company::Registers>,
+    /// Peppol participant lookups (SML/SMP in production, the sandbox directory otherwise).
+    pub peppol: Arc<crate::peppol::Lookup>,
 }
 
 impl AppState {

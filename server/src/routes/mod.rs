@@ -5,6 +5,7 @@
 pub mod company;
 pub mod health;
 pub mod keys;
+pub mod peppol;
 pub mod rulepacks;
 pub mod tenants;
 pub mod usage;
@@ -102,6 +103,18 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
                 SandboxOpen(allow::READ),
             ),
             get(company::lookup),
+        ),
+        (
+            e(Method::GET, "/v1/peppol/lookup", SandboxOpen(allow::READ)),
+            get(peppol::lookup_v1),
+        ),
+        (
+            e(
+                Method::GET,
+                "/api/peppol-lookup/{participantId}",
+                Roles(allow::READ),
+            ),
+            get(peppol::lookup_api),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
