@@ -16,7 +16,7 @@ use crate::metrics::Metrics;
 use crate::state::AppState;
 use crate::store::{self, KeyRecord, Store, StoreError, OPERATOR_TENANT_ID};
 use crate::usage::Meter;
-use crate::vat::service::{Register, VatService};
+use crate::vat::service::VatService;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -118,17 +118,10 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         source,
     })?;
     let auth = Arc::new(Authenticator::new(store.clone(), &config.limits));
-    let register = match config.mode {
-        crate::config::Mode::Production => Register::Vies(
-            crate::vat::vies::ViesClient::new(
-                &config.vies_url,
-                Duration::from_millis(config.register_timeout_ms),
-            )
-            .map_err(|e| StartError::Task(format!("VIES client: {e}")))?,
-        ),
-        crate::config::Mode::Sandbox => Register::Sandbox,
-    };
-    let vat = Arc::new(VatService::new(register, &config.vat, config.mode.as_str()));
+    let vat = Arc::new(
+        VatService::from_config(&config)
+            .map_err(|e| StartError::Task(format!("VAT register clients: {e}")))?,
+    );
     let meter = Arc::new(Meter::new(store.clone()));
     let company = crate::company::Registers::new(
         &config.company,

@@ -467,3 +467,102 @@ async fn get_with(s: &TestServer, key: &str, vat: &str) -> reqwest::Response {
         .await
         .unwrap()
 }
+
+/// A local FS open-data API: `ds_dphz` lists SK2022749619 (grounds for cancellation),
+/// `ds_dphs` lists SK2020317068 (a VAT payer); the `key` header is required.
+async fn fs_stub(calls: Arc<AtomicUsize>) -> String {
+    use axum::extract::{Path, Query};
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::routing::get;
+    use std::collections::HashMap;
+    let app = Router::new().route(
+        "/data/{dataset}/search",
+        get(
+            move |Path(dataset): Path<String>,
+                  Query(q): Query<HashMap<String, String>>,
+                  headers: HeaderMap| {
+                let calls = calls.clone();
+                async move {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    if headers.get("key").and_then(|v| v.to_str().ok()) != Some("fs-key") {
+                        return (StatusCode::UNAUTHORIZED, "bad key".to_string());
+                    }
+                    assert_eq!(q.get("column").map(String::as_str), Some("ic_dph"));
+                    let search = q.get("search").cloned().unwrap_or_default();
+                    let listed = match dataset.as_str() {
+                        "ds_dphz" => search == "SK2022749619",
+                        "ds_dphs" => search == "SK2020317068",
+                        _ => return (StatusCode::NOT_FOUND, "List not found".to_string()),
+                    };
+                    if !listed {
+                        return (StatusCode::NOT_FOUND, "Search not found".to_string());
+                    }
+                    let row = json!({"ic_dph": search, "ico": "31322832", "nazov_ds": "FS FIRMA a.s.",
+                        "ulica_cislo": "Mlynská 12", "psc": "04001", "obec": "Košice"});
+                    (StatusCode::OK, json!({"page": 1, "pages": 1, "itemsCount": 1, "itemsPerPage": 50, "data": [row]}).to_string())
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn slovak_numbers_consult_the_fs_lists() {
+    let vies_calls = Arc::new(AtomicUsize::new(0));
+    let fs_calls = Arc::new(AtomicUsize::new(0));
+    let vies = vies_stub(vies_calls.clone()).await;
+    let fs = fs_stub(fs_calls.clone()).await;
+    let s = TestServer::with(|c| {
+        c.mode = invex_server::Mode::Production;
+        c.vies_url = vies.clone();
+        c.register_timeout_ms = 500;
+        c.company.fs_url = fs.clone();
+        c.company.fs_api_key = Some("fs-key".into());
+    })
+    .await;
+    // Valid in VIES, but the FS lists grounds for cancelling the registration.
+    let body: Value = get_vat(&s, "SK2022749619").await.json().await.unwrap();
+    assert_eq!(body["valid"], true);
+    assert_eq!(body["source"], "VIES");
+    assert_eq!(body["sk_cancellation_grounds"], true);
+    assert!(
+        body["warnings"][0].as_str().unwrap().contains("ds_dphz"),
+        "{body}"
+    );
+    // A foreign number does not ask the FS.
+    let before = fs_calls.load(Ordering::SeqCst);
+    let body: Value = get_vat(&s, "DE129273398").await.json().await.unwrap();
+    assert!(body["sk_cancellation_grounds"].is_null());
+    assert_eq!(fs_calls.load(Ordering::SeqCst), before);
+    // VIES cannot answer for this SK number: the FS VAT payer list answers instead.
+    let r = get_vat(&s, "SK2020317068").await;
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["valid"], true);
+    assert_eq!(body["source"], "FS open data (ds_dphs)");
+    assert_eq!(body["name"], "FS FIRMA a.s.");
+    assert_eq!(body["sk_cancellation_grounds"], false);
+    assert!(
+        body["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("MS_UNAVAILABLE"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn the_sandbox_lists_grounds_for_cancellation_for_one_company() {
+    let s = TestServer::start().await;
+    let body: Value = get_vat(&s, "SK7296376791").await.json().await.unwrap();
+    assert_eq!(body["valid"], true);
+    assert_eq!(body["sk_cancellation_grounds"], true);
+    assert_eq!(body["warnings"].as_array().unwrap().len(), 1);
+    let body: Value = get_vat(&s, "SK2022749619").await.json().await.unwrap();
+    assert_eq!(body["sk_cancellation_grounds"], false);
+    assert!(body["warnings"].as_array().unwrap().is_empty());
+}

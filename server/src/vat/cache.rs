@@ -19,6 +19,9 @@ pub struct Verdict {
     pub source: &'static str,
     /// When it was given (RFC 3339 UTC).
     pub checked_at: String,
+    /// SK numbers: whether the FS lists grounds for cancelling the registration (None:
+    /// not consulted).
+    pub cancellation_grounds: Option<bool>,
 }
 
 #[derive(Clone, Debug)]
@@ -104,6 +107,7 @@ mod tests {
             address: None,
             source: "VIES",
             checked_at: "2026-11-24T10:00:00Z".into(),
+            cancellation_grounds: None,
         }
     }
 

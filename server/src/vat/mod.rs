@@ -7,6 +7,7 @@ pub mod config;
 pub mod local;
 pub mod sandbox;
 pub mod service;
+pub mod sk_lists;
 pub mod vies;
 
 use serde::Serialize;
@@ -57,6 +58,10 @@ pub struct VatResult {
     /// Things to know beside the verdict (stale answer; for SK numbers, grounds for
     /// cancelling the VAT registration).
     pub warnings: Vec<String>,
+    /// SK numbers: whether the Financial Administration lists grounds for cancelling this
+    /// VAT registration (open-data list `ds_dphz`); null when the list was not consulted
+    /// (other countries, or no FS key configured).
+    pub sk_cancellation_grounds: Option<bool>,
     /// `sandbox` answers are never production results.
     pub environment: String,
 }

@@ -6,8 +6,11 @@ use std::time::Duration;
 use super::breaker::{Breakers, Permit};
 use super::cache::{AnswerCache, Entry, Lookup, Verdict};
 use super::config::VatConfig;
+use super::sk_lists::{self, SkLists};
 use super::vies::ViesClient;
 use super::{local, sandbox, RegisterAnswer, VatResult};
+use crate::company::fs::FsClient;
+use crate::config::{Config, Mode};
 use crate::store;
 
 /// The register behind the local checks.
@@ -43,6 +46,7 @@ pub struct Unavailable {
 
 pub struct VatService {
     register: Register,
+    sk: SkLists,
     cache: AnswerCache,
     breakers: Breakers,
     environment: &'static str,
@@ -50,9 +54,15 @@ pub struct VatService {
 }
 
 impl VatService {
-    pub fn new(register: Register, config: &VatConfig, environment: &'static str) -> VatService {
+    pub fn new(
+        register: Register,
+        sk: SkLists,
+        config: &VatConfig,
+        environment: &'static str,
+    ) -> VatService {
         VatService {
             register,
+            sk,
             cache: AnswerCache::new(config),
             breakers: Breakers::new(
                 config.breaker_failures,
@@ -61,6 +71,35 @@ impl VatService {
             environment,
             batch_concurrency: config.batch_concurrency.max(1),
         }
+    }
+
+    /// The service the configuration asks for: VIES and, with an FS key, the FS lists in
+    /// production; the sandbox register and sandbox lists otherwise.
+    pub fn from_config(config: &Config) -> Result<VatService, reqwest::Error> {
+        let budget = Duration::from_millis(config.register_timeout_ms);
+        let (register, sk) = match config.mode {
+            Mode::Production => {
+                let sk = match &config.company.fs_api_key {
+                    Some(key) if !key.trim().is_empty() => SkLists::Fs(FsClient::new(
+                        crate::company::http_client(budget)?,
+                        &config.company.fs_url,
+                        Some(key.clone()),
+                    )),
+                    _ => SkLists::Off,
+                };
+                (
+                    Register::Vies(ViesClient::new(&config.vies_url, budget)?),
+                    sk,
+                )
+            }
+            Mode::Sandbox => (Register::Sandbox, SkLists::Sandbox),
+        };
+        Ok(VatService::new(
+            register,
+            sk,
+            &config.vat,
+            config.mode.as_str(),
+        ))
     }
 
     pub fn batch_concurrency(&self) -> usize {
@@ -101,9 +140,14 @@ impl VatService {
                  {country} were outages",
                 self.register.name()
             );
-            return self.stale_or_unavailable(vat, stale, reason, retry_after.as_secs().max(1));
+            return self
+                .fallback(vat, stale, reason, retry_after.as_secs().max(1))
+                .await;
         }
-        match self.register.ask(&vat).await {
+        // The SK cancellation-grounds list is asked beside the register, not after it.
+        let (answer, grounds) =
+            tokio::join!(self.register.ask(&vat), self.sk.cancellation_grounds(&vat));
+        match answer {
             RegisterAnswer::Known {
                 valid,
                 name,
@@ -116,6 +160,7 @@ impl VatService {
                     address,
                     source: self.register.name(),
                     checked_at: store::now(),
+                    cancellation_grounds: grounds,
                 };
                 let result = self.verdict_result(&vat, &verdict);
                 self.cache.put(vat, verdict).await;
@@ -136,7 +181,7 @@ impl VatService {
                 if retry_after_secs > 1 {
                     self.breakers.failure(&country);
                 }
-                self.stale_or_unavailable(vat, stale, reason, retry_after_secs)
+                self.fallback(vat, stale, reason, retry_after_secs).await
             }
         }
     }
@@ -156,6 +201,7 @@ impl VatService {
                     address,
                     source: self.register.name(),
                     checked_at: store::now(),
+                    cancellation_grounds: None,
                 },
             )),
             RegisterAnswer::Rejected { reason } => Ok(VatResult {
@@ -170,6 +216,47 @@ impl VatService {
                 reason,
                 retry_after_secs,
             }),
+        }
+    }
+
+    /// The register cannot answer: for SK numbers the FS VAT payer list answers instead
+    /// (a register's answer of today beats a cached one); otherwise a cached answer, marked
+    /// stale; otherwise unavailable.
+    async fn fallback(
+        &self,
+        vat: String,
+        stale: Option<Entry>,
+        reason: String,
+        retry_after_secs: u64,
+    ) -> Result<VatResult, Unavailable> {
+        match self.sk.vat_payer(&vat).await {
+            Some(Ok(payer)) => {
+                let grounds = self.sk.cancellation_grounds(&vat).await;
+                let valid = payer.is_some();
+                let (name, address) = payer.map(|p| (p.name, p.address)).unwrap_or_default();
+                let mut result = self.verdict_result(
+                    &vat,
+                    &Verdict {
+                        valid,
+                        name,
+                        address,
+                        source: sk_lists::VAT_PAYERS_SOURCE,
+                        checked_at: store::now(),
+                        cancellation_grounds: grounds,
+                    },
+                );
+                result.warnings.push(format!(
+                    "{} cannot answer now ({reason}); this answer is from the Financial \
+                     Administration's list of VAT payers",
+                    self.register.name()
+                ));
+                Ok(result)
+            }
+            Some(Err(list_reason)) => {
+                tracing::warn!(reason = %list_reason, "FS list ds_dphs did not answer");
+                self.stale_or_unavailable(vat, stale, reason, retry_after_secs)
+            }
+            None => self.stale_or_unavailable(vat, stale, reason, retry_after_secs),
         }
     }
 
@@ -192,7 +279,13 @@ impl VatService {
 
     fn verdict_result(&self, vat: &str, verdict: &Verdict) -> VatResult {
         let status = if verdict.valid { "valid" } else { "invalid" };
+        let warnings = match verdict.cancellation_grounds {
+            Some(true) => vec![sk_lists::cancellation_warning()],
+            _ => Vec::new(),
+        };
         VatResult {
+            sk_cancellation_grounds: verdict.cancellation_grounds,
+            warnings,
             name: verdict.name.clone(),
             address: verdict.address.clone(),
             checked_at: verdict.checked_at.clone(),
@@ -236,6 +329,7 @@ impl VatService {
             cache_age_seconds: None,
             stale: false,
             warnings: Vec::new(),
+            sk_cancellation_grounds: None,
             environment: self.environment.to_string(),
         }
     }
