@@ -14,7 +14,7 @@ use utoipa_scalar::{Scalar, Servable};
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, company, health, keys, peppol, rulepacks, tenants, usage, validate, vat,
+    self, company, health, keys, peppol, rulepacks, sending, tenants, usage, validate, vat,
 };
 use crate::state::AppState;
 
@@ -37,16 +37,22 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         company::lookup,
         peppol::lookup_v1, peppol::lookup_api,
         usage::usage,
+        sending::create_connection, sending::list_connections, sending::activate_connection,
+        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
     ),
-    components(schemas(crate::problem::ProblemBody)),
+    components(schemas(crate::problem::ProblemBody, crate::sending::states::Status)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
         (name = "lookups", description = "VAT numbers, Peppol participants and Slovak company data"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
+        (name = "sending", description = "Connections to delivery partners, idempotent validate-first sending, invoices and their message timelines. \
+Invoice statuses: received → validated → queued → sending → transmitted → delivered (MLS AB: not business acceptance) → in_process / under_query / conditionally_accepted / accepted → paid; \
+rejected and failed end a delivery; remediation_required (fatal findings: stored, not sent); archived closes an invoice. Illegal transitions are refused. \
+Idempotency keys are kept 24 hours."),
         (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
         (name = "operations", description = "Health, readiness, metrics"),
