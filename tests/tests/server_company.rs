@@ -59,10 +59,7 @@ impl Stub {
 }
 
 async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    support::serve_stub(app).await
 }
 
 /// An address where nothing listens.

@@ -549,10 +549,7 @@ async fn start_directory(names: HashMap<String, String>) -> String {
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    support::serve_stub(app).await
 }
 
 /// An address where nothing listens (bound, then released).

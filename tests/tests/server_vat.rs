@@ -98,10 +98,7 @@ async fn vies_stub_switchable(calls: Arc<AtomicUsize>, down: Arc<AtomicBool>) ->
             }
         }
     }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    support::serve_stub(app).await
 }
 
 #[tokio::test]
@@ -504,10 +501,7 @@ async fn fs_stub(calls: Arc<AtomicUsize>) -> String {
             },
         ),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}")
+    support::serve_stub(app).await
 }
 
 #[tokio::test]

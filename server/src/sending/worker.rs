@@ -62,23 +62,8 @@ impl Worker {
             .as_ref()
             .and_then(|c| self.partners.get(&c.partner));
         let Some(partner) = partner else {
-            let event = timeline::own(
-                "failed",
-                Status::Failed,
-                "no delivery partner is available for the invoice's connection".into(),
-                invoice_id,
-            );
-            return self
-                .store
-                .record_delivery(
-                    invoice_id,
-                    Status::Failed.as_str(),
-                    None,
-                    &[event],
-                    None,
-                    &at(0),
-                )
-                .await;
+            let why = "no delivery partner is available for the invoice's connection";
+            return self.fail(invoice_id, Vec::new(), why.into()).await;
         };
         let correlation = invoice_id;
         let mut events = vec![timeline::own(
@@ -155,44 +140,44 @@ impl Worker {
                             .await
                     }
                     None => {
-                        events.push(timeline::own(
-                            "failed",
-                            Status::Failed,
+                        self.fail(
+                            invoice_id,
+                            events,
                             format!("delivery failed after {attempts} attempts: {why}"),
-                            correlation,
-                        ));
-                        self.store
-                            .record_delivery(
-                                invoice_id,
-                                Status::Failed.as_str(),
-                                None,
-                                &events,
-                                None,
-                                &at(0),
-                            )
-                            .await
+                        )
+                        .await
                     }
                 }
             }
             Err(PartnerError::Final(why)) => {
-                events.push(timeline::own(
-                    "failed",
-                    Status::Failed,
+                self.fail(
+                    invoice_id,
+                    events,
                     format!("the delivery partner refused the invoice: {why}"),
-                    correlation,
-                ));
-                self.store
-                    .record_delivery(
-                        invoice_id,
-                        Status::Failed.as_str(),
-                        None,
-                        &events,
-                        None,
-                        &at(0),
-                    )
-                    .await
+                )
+                .await
             }
         }
+    }
+
+    /// End the delivery of `invoice_id` as failed, after `events`.
+    async fn fail(
+        &self,
+        invoice_id: &str,
+        mut events: Vec<NewEvent>,
+        why: String,
+    ) -> Result<(), StoreError> {
+        events.push(timeline::own("failed", Status::Failed, why, invoice_id));
+        self.store
+            .record_delivery(
+                invoice_id,
+                Status::Failed.as_str(),
+                None,
+                &events,
+                None,
+                &at(0),
+            )
+            .await
     }
 }
 

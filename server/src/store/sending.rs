@@ -56,6 +56,8 @@ pub struct InvoiceRecord {
     pub updated_at: String,
 }
 
+const CONNECTION_COLUMNS: &str = "id, tenant_id, partner, name, status, created_at, activated_at";
+
 const INVOICE_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id, buyer_endpoint, \
      sha256, payload, validation_id, profile, rules_version, summary, findings, scenario, \
      transmission_id, resubmission_of, environment, created_at, updated_at";
@@ -156,10 +158,9 @@ pub enum IdempotencyClaim {
 
 impl Store {
     pub async fn insert_connection(&self, c: &ConnectionRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO connections (id, tenant_id, partner, name, status, created_at, activated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
+        sqlx::query(&format!(
+            "INSERT INTO connections ({CONNECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        ))
         .bind(&c.id)
         .bind(&c.tenant_id)
         .bind(&c.partner)
@@ -177,10 +178,9 @@ impl Store {
         tenant_id: &str,
         id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
-             FROM connections WHERE tenant_id = $1 AND id = $2",
-        )
+        let row = sqlx::query(&format!(
+            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE tenant_id = $1 AND id = $2"
+        ))
         .bind(tenant_id)
         .bind(id)
         .fetch_optional(self.pool())
@@ -189,10 +189,9 @@ impl Store {
     }
 
     pub async fn connections(&self, tenant_id: &str) -> Result<Vec<ConnectionRecord>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
-             FROM connections WHERE tenant_id = $1 ORDER BY created_at",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY created_at"
+        ))
         .bind(tenant_id)
         .fetch_all(self.pool())
         .await?;
@@ -226,11 +225,10 @@ impl Store {
         &self,
         tenant_id: &str,
     ) -> Result<Option<ConnectionRecord>, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
-             FROM connections WHERE tenant_id = $1 AND status = 'active' \
-             ORDER BY activated_at LIMIT 1",
-        )
+        let row = sqlx::query(&format!(
+            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE tenant_id = $1 \
+             AND status = 'active' ORDER BY activated_at LIMIT 1"
+        ))
         .bind(tenant_id)
         .fetch_optional(self.pool())
         .await?;

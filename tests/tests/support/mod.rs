@@ -149,3 +149,14 @@ pub async fn problem(response: Response, status: u16) -> Value {
     }
     body
 }
+
+/// Serve `app` (a local stand-in for an external system, speaking its wire format) on a
+/// random port; its base URL.
+pub async fn serve_stub(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("stub serves") });
+    format!("http://{addr}")
+}
