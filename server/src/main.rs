@@ -40,6 +40,19 @@ enum Command {
     /// Rule-pack tools.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Evidence packages.
+    #[command(subcommand)]
+    Evidence(EvidenceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum EvidenceCommand {
+    /// Check an evidence ZIP offline: file hashes, the payload's hash and the timeline's
+    /// hash chain (exit 0: intact, 1: tampered, 2: unreadable).
+    Verify {
+        #[arg(value_name = "FILE.zip")]
+        file: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -222,6 +235,34 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;
             emit(&yaml);
             Ok(0)
+        }
+        Command::Evidence(EvidenceCommand::Verify { file }) => Ok(verify_evidence(&file)),
+    }
+}
+
+fn verify_evidence(file: &std::path::Path) -> u8 {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return 2;
+        }
+    };
+    match invex_server::sending::evidence::verify_zip(&bytes) {
+        Ok(v) => {
+            emit(&format!(
+                "intact: invoice {} ({}), {} timeline entries, chain head {}\n",
+                v.invoice_id, v.status, v.events, v.chain_head
+            ));
+            0
+        }
+        Err(faults) => {
+            let mut out = format!("NOT intact: {}\n", file.display());
+            for f in faults {
+                out.push_str(&format!("  - {f}\n"));
+            }
+            emit(&out);
+            1
         }
     }
 }

@@ -135,3 +135,93 @@ fn rules_commands_on_the_shipped_packs() {
     let snap = invex(&["rules", "snapshot"]);
     assert!(stdout(&snap).contains("id: BR-01"));
 }
+
+/// A small but real package: two chained timeline entries over an invoice record.
+fn evidence_package(meaning_after_hashing: Option<&str>) -> Vec<u8> {
+    use invex_server::sending::evidence::{to_zip, EvidencePackage};
+    use invex_server::sending::timeline::TimelineEntry;
+    use invex_server::store::{entry_hash, InvoiceRecord, NewEvent, GENESIS_HASH};
+    let payload = std::fs::read_to_string(repo().join("examples/invoice-sk.xml")).unwrap();
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(payload.as_bytes()))
+    };
+    let mut timeline = Vec::new();
+    let mut prev = GENESIS_HASH.to_string();
+    for (seq, code) in [(1, "received"), (2, "validated")] {
+        let e = NewEvent {
+            at: "2026-11-24T10:00:00.000000Z".into(),
+            source: "invex".into(),
+            code: code.into(),
+            status: Some(code.into()),
+            meaning: format!("{code} for the test"),
+            correlation_id: "inv_test".into(),
+            detail: None,
+        };
+        let hash = entry_hash(&prev, seq, &e);
+        timeline.push(TimelineEntry {
+            seq,
+            at: e.at,
+            source: e.source,
+            code: e.code,
+            status: e.status,
+            meaning: e.meaning,
+            correlation_id: e.correlation_id,
+            detail: None,
+            prev_hash: prev.clone(),
+            hash: hash.clone(),
+        });
+        prev = hash;
+    }
+    if let Some(m) = meaning_after_hashing {
+        timeline[0].meaning = m.to_string();
+    }
+    let invoice = InvoiceRecord {
+        id: "inv_test".into(),
+        tenant_id: "ten_x".into(),
+        connection_id: None,
+        status: "validated".into(),
+        document_id: Some("INV-1".into()),
+        buyer_endpoint: None,
+        sha256: sha,
+        payload,
+        validation_id: "val_x".into(),
+        profile: "peppol-bis3-sk@2027.1".into(),
+        rules_version: "en16931-ubl@1.3.16,peppol-bis3@2026.5".into(),
+        summary: "{}".into(),
+        findings: "[]".into(),
+        scenario: None,
+        transmission_id: None,
+        resubmission_of: None,
+        environment: "sandbox".into(),
+        created_at: "2026-11-24T10:00:00Z".into(),
+        updated_at: "2026-11-24T10:00:00Z".into(),
+    };
+    let package = EvidencePackage::build(&invoice, timeline, "2026-11-24T10:00:01Z".into());
+    to_zip(&package).unwrap()
+}
+
+#[test]
+fn evidence_verify_accepts_an_intact_package_and_names_what_was_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let intact = dir.path().join("intact.zip");
+    std::fs::write(&intact, evidence_package(None)).unwrap();
+    let o = invex(&["evidence", "verify", intact.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("intact: invoice inv_test"));
+
+    // A timeline entry edited after it was hashed (and the manifest recomputed with it,
+    // as a forger would): the chain exposes it.
+    let forged = dir.path().join("forged.zip");
+    std::fs::write(&forged, evidence_package(Some("nothing happened"))).unwrap();
+    let o = invex(&["evidence", "verify", forged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("entry 1 (received) was changed"),
+        "{}",
+        stdout(&o)
+    );
+
+    let missing = invex(&["evidence", "verify", "no/such/file.zip"]);
+    assert_eq!(missing.status.code(), Some(2));
+}

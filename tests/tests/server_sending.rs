@@ -444,3 +444,83 @@ async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
         assert_chain(&t);
     }
 }
+
+#[tokio::test]
+async fn the_evidence_package_holds_everything_and_verifies_offline() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let r = send(
+        &s,
+        Some("ev-1"),
+        Some("under_query"),
+        example("invoice-sk.xml"),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = until_last(&s, &id, "IR:UQ").await;
+    let path = format!("/api/evidence/{id}");
+    let package: Value = s
+        .api(Method::GET, &path, BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(package["format"], "invex-evidence/1");
+    assert_eq!(
+        package["document"]["payload"].as_str().unwrap().as_bytes(),
+        example("invoice-sk.xml").as_slice()
+    );
+    assert_eq!(package["chain_head"], t["chain_head"]);
+    assert_eq!(package["timeline"], t["events"]);
+    let responses: Vec<&str> = package["response_events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(responses, ["transmitted", "MLS:AB", "IR:UQ"]);
+    assert_eq!(
+        package["rules_version"]["packs"].as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(package["validation"]["verdict"], "valid");
+    assert!(package["transmission_id"].is_string());
+
+    let zip = s
+        .api(Method::GET, &path, BOOTSTRAP)
+        .header("Accept", "application/zip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(zip.headers()["content-type"], "application/zip");
+    let mut bytes = zip.bytes().await.unwrap().to_vec();
+    let verified = invex_server::sending::evidence::verify_zip(&bytes).unwrap();
+    assert_eq!(verified.invoice_id, id);
+    assert_eq!(verified.chain_head, package["chain_head"].as_str().unwrap());
+    // Any changed byte is noticed.
+    let middle = bytes.len() / 3;
+    bytes[middle] ^= 0x55;
+    assert!(invex_server::sending::evidence::verify_zip(&bytes).is_err());
+
+    // Auditors may read evidence; developers may not.
+    let (_, auditor) = s.create_key(BOOTSTRAP, "auditor").await;
+    let (_, developer) = s.create_key(BOOTSTRAP, "developer").await;
+    assert_eq!(
+        s.api(Method::GET, &path, &auditor)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    problem(
+        s.api(Method::GET, &path, &developer).send().await.unwrap(),
+        403,
+    )
+    .await;
+}

@@ -45,6 +45,8 @@ pub mod allow {
     pub const ADMIN: &[Role] = &[Role::Admin];
     /// Routes that work with invoices.
     pub const INVOICE_WORK: &[Role] = &[Role::Admin, Role::Accountant, Role::Developer];
+    /// Evidence packages: administrators and auditors.
+    pub const AUDIT: &[Role] = &[Role::Admin, Role::Auditor];
     /// Routes that only read.
     pub const READ: &[Role] = &[
         Role::Admin,

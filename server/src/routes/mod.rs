@@ -150,6 +150,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(sending::messages),
         ),
         (
+            e(
+                Method::GET,
+                "/api/evidence/{invoiceId}",
+                Roles(allow::AUDIT),
+            ),
+            get(sending::evidence),
+        ),
+        (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),
             get(rulepacks::list),
         ),

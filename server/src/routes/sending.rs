@@ -13,6 +13,7 @@ use crate::auth::Principal;
 use crate::config::Mode;
 use crate::problem::Problem;
 use crate::routes::validate::{body_problem, read_raw};
+use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, SendRequest};
 use crate::state::AppState;
 use crate::store::{self, ConnectionRecord};
@@ -324,30 +325,6 @@ pub async fn get_invoice(
     }))
 }
 
-/// One entry of a message timeline.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TimelineEntry {
-    /// Position in the timeline, from 1.
-    pub seq: i64,
-    pub at: String,
-    /// `invex` for our own events, else the delivery partner.
-    pub source: String,
-    /// Our event (`received`, `validated`, `queued`, `sending`, `transmitted`, `failed` …) or
-    /// a response code: `MLS:AB|AP|RE` (network), `IR:AB|IP|UQ|CA|RE|AP|PD` (buyer).
-    pub code: String,
-    /// The status the event moved the invoice to, when it moved it.
-    pub status: Option<String>,
-    /// What it means, in plain words.
-    pub meaning: String,
-    /// Invoice id for our events, transmission id for the partner's.
-    pub correlation_id: String,
-    /// Reason code or clarification, when the event carries one.
-    pub detail: Option<String>,
-    /// SHA-256 chain: each entry's hash covers the previous hash and the entry.
-    pub prev_hash: String,
-    pub hash: String,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Timeline {
     pub invoice_id: String,
@@ -391,22 +368,52 @@ pub async fn messages(
         invoice_id: inv.id,
         status,
         transmission_id: inv.transmission_id,
-        events: events
-            .into_iter()
-            .map(|e| TimelineEntry {
-                seq: e.seq,
-                at: e.at,
-                source: e.source,
-                code: e.code,
-                status: e.status,
-                meaning: e.meaning,
-                correlation_id: e.correlation_id,
-                detail: e.detail,
-                prev_hash: e.prev_hash,
-                hash: e.hash,
-            })
-            .collect(),
+        events: events.into_iter().map(TimelineEntry::from).collect(),
         chain_head,
         environment: inv.environment,
     }))
+}
+
+#[utoipa::path(get, path = "/api/evidence/{invoiceId}", tag = "sending",
+    params(("invoiceId" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "The evidence package: JSON, or with `Accept: application/zip` a ZIP (`invoice.xml`, `evidence.json`, `manifest.json` with SHA-256 of each file and the timeline's chain head; check it offline with `invex evidence verify FILE.zip`)",
+         content((sending::evidence::EvidencePackage = "application/json"), (Vec<u8> = "application/zip"))),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn evidence(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(invoice_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let events = state.store.invoice_events(&invoice_id).await?;
+    let inv = state
+        .store
+        .invoice(&principal.tenant_id, &invoice_id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
+    let package = sending::evidence::EvidencePackage::build(
+        &inv,
+        events.into_iter().map(TimelineEntry::from).collect(),
+        store::now(),
+    );
+    let wants_zip = header_text(&headers, "accept").is_some_and(|a| a.contains("application/zip"));
+    if !wants_zip {
+        return Ok(Json(package).into_response());
+    }
+    let bytes = sending::evidence::to_zip(&package)
+        .map_err(|e| Problem::internal(format!("building the evidence ZIP: {e}")))?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/zip".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"evidence-{}.zip\"", inv.id),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
 }

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod document;
+pub mod evidence;
 pub mod partner;
 pub mod states;
 pub mod timeline;

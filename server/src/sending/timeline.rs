@@ -1,8 +1,11 @@
 //! Timeline entries: our own events and the partner's response codes, each with its
 //! business meaning in plain words and the status it moves the invoice to.
 
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
 use super::states::Status;
-use crate::store::{self, NewEvent};
+use crate::store::{self, EventRecord, NewEvent, GENESIS_HASH};
 
 /// Where an event came from.
 pub const INVEX: &str = "invex";
@@ -94,4 +97,81 @@ pub fn own(code: &str, status: Status, meaning: String, correlation_id: &str) ->
         correlation_id: correlation_id.to_string(),
         detail: None,
     }
+}
+
+/// One entry of a message timeline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TimelineEntry {
+    /// Position in the timeline, from 1.
+    pub seq: i64,
+    pub at: String,
+    /// `invex` for our own events, else the delivery partner.
+    pub source: String,
+    /// Our event (`received`, `validated`, `queued`, `sending`, `transmitted`, `failed` …) or
+    /// a response code: `MLS:AB|AP|RE` (network), `IR:AB|IP|UQ|CA|RE|AP|PD` (buyer).
+    pub code: String,
+    /// The status the event moved the invoice to, when it moved it.
+    pub status: Option<String>,
+    /// What it means, in plain words.
+    pub meaning: String,
+    /// Invoice id for our events, transmission id for the partner's.
+    pub correlation_id: String,
+    /// Reason code or clarification, when the event carries one.
+    pub detail: Option<String>,
+    /// SHA-256 chain: each entry's hash covers the previous hash and the entry.
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+impl From<EventRecord> for TimelineEntry {
+    fn from(e: EventRecord) -> TimelineEntry {
+        TimelineEntry {
+            seq: e.seq,
+            at: e.at,
+            source: e.source,
+            code: e.code,
+            status: e.status,
+            meaning: e.meaning,
+            correlation_id: e.correlation_id,
+            detail: e.detail,
+            prev_hash: e.prev_hash,
+            hash: e.hash,
+        }
+    }
+}
+
+/// Check a timeline's hash chain; its head, or what is wrong (the first broken entry).
+pub fn verify_chain(entries: &[TimelineEntry]) -> Result<String, String> {
+    let mut prev = GENESIS_HASH.to_string();
+    for (i, e) in entries.iter().enumerate() {
+        let expected_seq = i as i64 + 1;
+        if e.seq != expected_seq {
+            return Err(format!("entry {expected_seq} is numbered {}", e.seq));
+        }
+        if e.prev_hash != prev {
+            return Err(format!(
+                "entry {} does not follow entry {}: its prev_hash differs",
+                e.seq,
+                e.seq - 1
+            ));
+        }
+        let fields = NewEvent {
+            at: e.at.clone(),
+            source: e.source.clone(),
+            code: e.code.clone(),
+            status: e.status.clone(),
+            meaning: e.meaning.clone(),
+            correlation_id: e.correlation_id.clone(),
+            detail: e.detail.clone(),
+        };
+        let hash = store::entry_hash(&prev, e.seq, &fields);
+        if hash != e.hash {
+            return Err(format!(
+                "entry {} ({}) was changed: its hash does not match its content",
+                e.seq, e.code
+            ));
+        }
+        prev = hash;
+    }
+    Ok(prev)
 }
