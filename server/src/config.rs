@@ -114,6 +114,9 @@ pub struct Config {
     /// Peppol discovery (`[peppol]`).
     #[serde(default)]
     pub peppol: crate::peppol::PeppolConfig,
+    /// Webhook delivery (`[webhooks]`): worker, timeout, retry schedule.
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhooksConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -135,6 +138,7 @@ impl Default for Config {
             vat: crate::vat::config::VatConfig::default(),
             company: crate::company::CompanyConfig::default(),
             peppol: crate::peppol::PeppolConfig::default(),
+            webhooks: crate::webhooks::WebhooksConfig::default(),
         }
     }
 }
@@ -227,6 +231,9 @@ impl Config {
                 "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
                 "PEPPOL_CACHE_TTL_SECS" => {
                     self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?
+                }
+                k if k.starts_with("WEBHOOKS_") => {
+                    self.webhooks.apply_env(k, value).map_err(bad)?
                 }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}

@@ -45,6 +45,8 @@ pub mod allow {
     pub const ADMIN: &[Role] = &[Role::Admin];
     /// Routes that work with invoices.
     pub const INVOICE_WORK: &[Role] = &[Role::Admin, Role::Accountant, Role::Developer];
+    /// Routes that configure integrations (webhook endpoints).
+    pub const INTEGRATION: &[Role] = &[Role::Admin, Role::Developer];
     /// Routes that only read.
     pub const READ: &[Role] = &[
         Role::Admin,

@@ -5,6 +5,7 @@ mod keys;
 mod tenants;
 mod usage;
 mod validations;
+pub mod webhooks;
 
 use std::sync::{Arc, Once};
 
