@@ -638,3 +638,85 @@ async fn the_openapi_description_names_the_event_types() {
         json!(["admin", "developer"])
     );
 }
+
+/// A fresh schema on the PostgreSQL server named by `INVEX_TEST_POSTGRES_URL`; its URL.
+async fn postgres_schema() -> Option<(String, String)> {
+    let Ok(base) = std::env::var("INVEX_TEST_POSTGRES_URL") else {
+        eprintln!("skipped: INVEX_TEST_POSTGRES_URL is not set");
+        return None;
+    };
+    let schema = format!(
+        "invex_wh_{}",
+        invex_server::store::new_id("s").trim_start_matches("s_")
+    );
+    let pool = sqlx::PgPool::connect(&base)
+        .await
+        .expect("PostgreSQL answers");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    Some((
+        format!("{base}{sep}options=-c%20search_path%3D{schema}"),
+        base,
+    ))
+}
+
+#[tokio::test]
+async fn two_instances_on_postgres_attempt_each_delivery_once() {
+    let Some((url, base)) = postgres_schema().await else {
+        return;
+    };
+    let receiver = Receiver::scripted(&[500]);
+    let hook = receiver.serve().await;
+    let a = TestServer::with(|c| {
+        fast(c);
+        c.database_url = url.clone();
+    })
+    .await;
+    let b = TestServer::with(|c| {
+        fast(c);
+        c.database_url = url.clone();
+    })
+    .await;
+    let (id, secret) = register(&a, BOOTSTRAP, &hook).await;
+    let mut events = Vec::new();
+    for _ in 0..5 {
+        events.push(
+            send_test(&b, BOOTSTRAP, &id).await["event_id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    // Five events, the first failing once: six requests, whichever instance sends them.
+    let got = receiver.wait_for(6).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let got = if receiver.received().len() > got.len() {
+        receiver.received()
+    } else {
+        got
+    };
+    assert_eq!(got.len(), 6, "each attempt claimed by one worker");
+    for hit in &got {
+        let (msg, ts) = (hit.header("webhook-id"), hit.header("webhook-timestamp"));
+        assert!(events.contains(&msg));
+        assert_eq!(
+            hit.header("webhook-signature"),
+            expected_signature(&secret, &msg, &ts, &hit.body)
+        );
+    }
+    let log = attempts(&a, &id, 6).await;
+    assert_eq!(log.len(), 6);
+    for mut s in [a, b] {
+        s.running.take().unwrap().shutdown().await.unwrap();
+    }
+    let pool = sqlx::PgPool::connect(&base).await.unwrap();
+    let schema = url.rsplit("search_path%3D").next().unwrap();
+    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+        .execute(&pool)
+        .await
+        .unwrap();
+}

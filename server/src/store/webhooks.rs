@@ -344,8 +344,9 @@ impl Store {
         .await?)
     }
 
-    /// Claim up to `limit` due deliveries for `token` until `lease_until`, and return them
-    /// in queue order. On PostgreSQL, `FOR UPDATE SKIP LOCKED` keeps concurrent workers off
+    /// Claim up to `limit` due deliveries for `token` until `lease_until`, and return every
+    /// pending row `token` holds (with a row whose attempt could not be recorded) in queue
+    /// order. A worker polls one batch at a time, so it holds no other rows. On PostgreSQL, `FOR UPDATE SKIP LOCKED` keeps concurrent workers off
     /// each other's rows; SQLite runs one writer at a time, so the single UPDATE is atomic.
     /// Rows whose lease ran out (a worker died mid-attempt) are due again.
     pub async fn claim_webhook_deliveries(
@@ -401,6 +402,18 @@ impl Store {
             })
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
+    }
+
+    /// Give back the pending rows claimed by `token` (a worker stopping mid-batch).
+    pub async fn release_webhook_claims(&self, token: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL \
+             WHERE claimed_by = $1 AND status = 'pending'",
+        )
+        .bind(token)
+        .execute(self.pool())
+        .await?;
+        Ok(())
     }
 
     /// Log an attempt and move its delivery on, releasing the claim of `token`.

@@ -35,18 +35,24 @@ pub struct WorkerHandle {
     stop: watch::Sender<bool>,
     task: Mutex<Option<JoinHandle<()>>>,
     grace: Duration,
+    store: Store,
+    token: String,
 }
 
 impl WorkerHandle {
     /// Ask the worker to stop and wait for its current batch (at most one receive timeout
-    /// and a second). A batch cut short keeps its claims until their lease runs out; the
-    /// rows are then picked up again (at-least-once).
+    /// and a second). A batch cut short gives its claims back, so the rows are due again
+    /// (at-least-once: a request already answered may be sent again).
     pub async fn stop(&self) {
         let _ = self.stop.send(true);
         let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut task) = task {
             if tokio::time::timeout(self.grace, &mut task).await.is_err() {
                 task.abort();
+                // Hand the unfinished rows back now rather than when their lease expires.
+                if let Err(e) = self.store.release_webhook_claims(&self.token).await {
+                    tracing::warn!(error = %e, "webhook claims stay until their lease expires");
+                }
             }
         }
     }
@@ -65,17 +71,22 @@ pub fn spawn(store: Store, config: &WebhooksConfig) -> Result<Option<WorkerHandl
         .user_agent(concat!("invex-webhooks/", env!("CARGO_PKG_VERSION")))
         .build()?;
     let (tx, rx) = watch::channel(false);
+    // One claim token per worker: its claims can be told apart from other instances'.
+    let token = store::new_id("wkr");
     let worker = Worker {
-        store,
+        store: store.clone(),
         client,
         config: config.clone(),
         timeout,
+        token: token.clone(),
     };
     let task = tokio::spawn(worker.run(rx));
     Ok(Some(WorkerHandle {
         stop: tx,
         task: Mutex::new(Some(task)),
         grace: timeout + Duration::from_secs(1),
+        store,
+        token,
     }))
 }
 
@@ -84,6 +95,7 @@ struct Worker {
     client: reqwest::Client,
     config: WebhooksConfig,
     timeout: Duration,
+    token: String,
 }
 
 /// What one attempt came to.
@@ -120,7 +132,7 @@ impl Worker {
 
     /// Claim and send one batch; returns how many were claimed.
     async fn poll(&self) -> Result<usize, StoreError> {
-        let token = store::new_id("clm");
+        let token = self.token.as_str();
         let now = chrono::Utc::now();
         // The lease outlasts one attempt of every delivery of an endpoint in the batch
         // being sent one after another, with a margin.
@@ -128,7 +140,7 @@ impl Worker {
         let due = self
             .store
             .claim_webhook_deliveries(
-                &token,
+                token,
                 &rfc3339(now),
                 &rfc3339(now + chrono::Duration::from_std(lease).unwrap_or_default()),
                 self.config.batch_size.max(1),
@@ -144,7 +156,6 @@ impl Worker {
                 .or_default()
                 .push(d);
         }
-        let token = token.as_str();
         futures_util::future::join_all(by_endpoint.into_values().map(|list| async move {
             for delivery in list {
                 if let Err(e) = self.deliver(&delivery, token).await {
