@@ -16,6 +16,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use invex_server::config::Config;
+use invex_server::webhooks::{self, EventType};
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::Sha256;
@@ -561,6 +562,19 @@ async fn bad_registrations_are_422_problems() {
         .unwrap()
         .ends_with("#webhook-url-not-allowed"));
     assert_eq!(p["field"], "url");
+    // Production does not call into private networks.
+    let p = problem(
+        create(
+            &s,
+            BOOTSTRAP,
+            "https://169.254.169.254/latest/meta-data",
+            json!(["invoice.delivered"]),
+        )
+        .await,
+        422,
+    )
+    .await;
+    assert!(p["detail"].as_str().unwrap().contains("private"), "{p}");
     let p = problem(
         create(
             &s,
@@ -719,4 +733,86 @@ async fn two_instances_on_postgres_attempt_each_delivery_once() {
         .execute(&pool)
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn business_events_go_to_subscribed_endpoints_in_order_and_only_when_committed() {
+    let delivered_only = Receiver::default();
+    let everything = Receiver::default();
+    let s = TestServer::with(fast).await;
+    let url_a = delivered_only.serve().await;
+    let url_b = everything.serve().await;
+    let r = create(&s, BOOTSTRAP, &url_a, json!(["invoice.delivered"])).await;
+    assert_eq!(r.status(), 201);
+    let r = create(
+        &s,
+        BOOTSTRAP,
+        &url_b,
+        json!(["invoice.delivered", "invoice.rejected", "invoice.failed"]),
+    )
+    .await;
+    assert_eq!(r.status(), 201);
+    let store = s.running.as_ref().unwrap().state.store.clone();
+    let tenant = invex_server::store::OPERATOR_TENANT_ID;
+
+    // Emitted in a transaction that rolls back: nothing is queued.
+    let mut tx = store.pool().begin().await.unwrap();
+    let emitted = webhooks::emit(
+        &mut tx,
+        tenant,
+        EventType::InvoiceFailed,
+        Some("corr-rolled-back"),
+        json!({"invoice_id": "inv_gone"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(emitted.delivery_ids.len(), 1);
+    tx.rollback().await.unwrap();
+
+    let kinds = [
+        EventType::InvoiceDelivered,
+        EventType::InvoiceRejected,
+        EventType::InvoiceDelivered,
+        EventType::InvoiceArchived,
+        EventType::InvoiceDelivered,
+    ];
+    let mut ids = Vec::new();
+    for (n, kind) in kinds.into_iter().enumerate() {
+        let e = webhooks::emit_now(
+            &store,
+            tenant,
+            kind,
+            Some(&format!("corr-{n}")),
+            json!({"invoice_id": format!("inv_{n}")}),
+        )
+        .await
+        .unwrap();
+        ids.push((kind, e.event_id));
+    }
+    // Endpoint A: the three deliveries; B: those and the rejection; nobody: the archive.
+    let a = delivered_only.wait_for(3).await;
+    let b = everything.wait_for(4).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(delivered_only.received().len(), 3);
+    assert_eq!(everything.received().len(), 4);
+    let expect = |wanted: &[EventType]| -> Vec<String> {
+        ids.iter()
+            .filter(|(k, _)| wanted.contains(k))
+            .map(|(_, id)| id.clone())
+            .collect()
+    };
+    let order =
+        |got: &[Received]| -> Vec<String> { got.iter().map(|r| r.header("webhook-id")).collect() };
+    assert_eq!(order(&a), expect(&[EventType::InvoiceDelivered]));
+    assert_eq!(
+        order(&b),
+        expect(&[EventType::InvoiceDelivered, EventType::InvoiceRejected])
+    );
+    let first = b[0].json();
+    assert_eq!(first["type"], "invoice.delivered");
+    assert_eq!(first["data"]["invoice_id"], "inv_0");
+    assert_eq!(b[0].header("invex-correlation-id"), "corr-0");
+    assert!(b
+        .iter()
+        .all(|r| r.json()["data"]["invoice_id"] != "inv_gone"));
 }

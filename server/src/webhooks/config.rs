@@ -29,8 +29,9 @@ pub struct WebhooksConfig {
     pub retry_schedule_ms: Vec<u64>,
     /// Deliveries claimed per poll.
     pub batch_size: u32,
-    /// Accept `http://` endpoint URLs to any host (private networks, tests). Without it
-    /// only `https://` is accepted, plus `http://` to loopback hosts in the sandbox.
+    /// Accept `http://` endpoint URLs and literal private addresses (private networks,
+    /// tests). Without it only `https://` is accepted, plus `http://` to loopback hosts in
+    /// the sandbox; production also refuses literal loopback, private and link-local IPs.
     pub allow_http: bool,
 }
 
