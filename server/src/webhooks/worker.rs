@@ -6,7 +6,8 @@
 //! `webhook-id`). Ordering: deliveries of one endpoint are claimed in queue (event) order
 //! and sent one after another within a batch, so first attempts arrive in event order; a
 //! retried delivery waits for its backoff while later events go on, so ordering is not
-//! guaranteed across retries. Receivers order by the payload's `timestamp`.
+//! guaranteed across retries, nor across instances (two workers may each hold one event of
+//! the same endpoint). Receivers order by the payload's `timestamp` (docs/webhooks.md).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
