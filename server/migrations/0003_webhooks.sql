@@ -53,6 +53,7 @@ CREATE TABLE webhook_deliveries (
 
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, status);
+CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
 
 CREATE TABLE webhook_attempts (
     id              TEXT PRIMARY KEY,
@@ -70,3 +71,5 @@ CREATE TABLE webhook_attempts (
 );
 
 CREATE INDEX webhook_attempts_endpoint ON webhook_attempts (endpoint_id, id);
+CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id);
+CREATE INDEX webhook_attempts_time ON webhook_attempts (attempted_at);

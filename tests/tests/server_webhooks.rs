@@ -794,7 +794,16 @@ async fn business_events_go_to_subscribed_endpoints_in_order_and_only_when_commi
     let b = everything.wait_for(4).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(delivered_only.received().len(), 3);
-    assert_eq!(everything.received().len(), 4);
+    assert_eq!(
+        everything.received().len(),
+        4,
+        "{:?}",
+        everything
+            .received()
+            .iter()
+            .map(|r| (r.header("webhook-id"), r.json()["type"].clone()))
+            .collect::<Vec<_>>()
+    );
     let expect = |wanted: &[EventType]| -> Vec<String> {
         ids.iter()
             .filter(|(k, _)| wanted.contains(k))
@@ -815,4 +824,44 @@ async fn business_events_go_to_subscribed_endpoints_in_order_and_only_when_commi
     assert!(b
         .iter()
         .all(|r| r.json()["data"]["invoice_id"] != "inv_gone"));
+}
+
+#[tokio::test]
+async fn the_log_is_pruned_after_the_retention_period_but_pending_deliveries_stay() {
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let s = TestServer::with(fast).await;
+    let (id, _) = register(&s, BOOTSTRAP, &url).await;
+    send_test(&s, BOOTSTRAP, &id).await;
+    attempts(&s, &id, 1).await;
+    let store = s.running.as_ref().unwrap().state.store.clone();
+    // Nothing is old yet.
+    assert_eq!(
+        store.prune_webhooks("2000-01-01T00:00:00Z").await.unwrap(),
+        0
+    );
+    assert_eq!(attempts(&s, &id, 1).await.len(), 1);
+    // A delivery still pending is never pruned (its event stays for it).
+    let pending = webhooks::emit_now(
+        &store,
+        invex_server::store::OPERATOR_TENANT_ID,
+        EventType::InvoiceDelivered,
+        None,
+        json!({}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pending.delivery_ids.len(), 1);
+    assert_eq!(
+        store.prune_webhooks("2999-01-01T00:00:00Z").await.unwrap(),
+        1
+    );
+    let page = get_json(&s, BOOTSTRAP, &format!("/v1/webhooks/{id}/deliveries")).await;
+    // The pending delivery is either still unattempted or attempted after the prune.
+    assert!(page["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["event_id"] == pending.event_id.as_str()));
+    receiver.wait_for(2).await;
 }

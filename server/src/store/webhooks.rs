@@ -272,28 +272,28 @@ impl Store {
         tenant_id: &str,
         id: &str,
     ) -> Result<bool, StoreError> {
+        // Writes only (see `record_webhook_attempt`), each limited to the tenant's rows.
         let mut tx = self.pool().begin().await?;
-        let found: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-        if found == 0 {
-            return Ok(false);
-        }
         for table in ["webhook_attempts", "webhook_deliveries"] {
-            sqlx::query(&format!("DELETE FROM {table} WHERE endpoint_id = $1"))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        sqlx::query("DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2")
+            sqlx::query(&format!(
+                "DELETE FROM {table} WHERE tenant_id = $1 AND endpoint_id = $2"
+            ))
             .bind(tenant_id)
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        }
+        let found = sqlx::query("DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2")
+            .bind(tenant_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if found == 0 {
+            // Nothing of this tenant was there; nothing was removed.
+            tx.rollback().await?;
+            return Ok(false);
+        }
         tx.commit().await?;
         Ok(true)
     }
@@ -344,9 +344,8 @@ impl Store {
         .await?)
     }
 
-    /// Claim up to `limit` due deliveries for `token` until `lease_until`, and return every
-    /// pending row `token` holds (with a row whose attempt could not be recorded) in queue
-    /// order. A worker polls one batch at a time, so it holds no other rows. On PostgreSQL, `FOR UPDATE SKIP LOCKED` keeps concurrent workers off
+    /// Claim up to `limit` due deliveries for `token` (one poll of one worker) until
+    /// `lease_until`, and return them in queue order. On PostgreSQL, `FOR UPDATE SKIP LOCKED` keeps concurrent workers off
     /// each other's rows; SQLite runs one writer at a time, so the single UPDATE is atomic.
     /// Rows whose lease ran out (a worker died mid-attempt) are due again.
     pub async fn claim_webhook_deliveries(
@@ -404,13 +403,14 @@ impl Store {
             .map_err(StoreError::from)
     }
 
-    /// Give back the pending rows claimed by `token` (a worker stopping mid-batch).
+    /// Give back the pending rows claimed by the polls of worker `token` (`{token}.{n}`),
+    /// when it stops mid-batch.
     pub async fn release_webhook_claims(&self, token: &str) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL \
-             WHERE claimed_by = $1 AND status = 'pending'",
+             WHERE claimed_by LIKE $1 AND status = 'pending'",
         )
-        .bind(token)
+        .bind(format!("{token}.%"))
         .execute(self.pool())
         .await?;
         Ok(())
@@ -428,11 +428,16 @@ impl Store {
             NextStep::RetryAt(at) => ("pending", at.as_str()),
             NextStep::Failed => ("failed", attempt.attempted_at.as_str()),
         };
+        // Transactions here write first: on SQLite (WAL) a transaction that reads and then
+        // writes fails at once with SQLITE_BUSY when another writer committed in between.
         let mut tx = self.pool().begin().await?;
+        // The endpoint may have been deleted, with its deliveries, while the request was
+        // out: then there is nothing left to log the attempt against.
         sqlx::query(
             "INSERT INTO webhook_attempts (id, delivery_id, endpoint_id, tenant_id, event_id, \
              event_type, attempt, http_status, error, duration_ms, correlation_id, attempted_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+             WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $2)",
         )
         .bind(&attempt.id)
         .bind(&attempt.delivery_id)
@@ -464,6 +469,34 @@ impl Store {
         .await?;
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Forget what finished before `cutoff` (RFC 3339): attempts, then deliveries no longer
+    /// pending with no attempt left, then events with no delivery left. Returns the
+    /// attempts removed.
+    pub async fn prune_webhooks(&self, cutoff: &str) -> Result<u64, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let attempts = sqlx::query("DELETE FROM webhook_attempts WHERE attempted_at < $1")
+            .bind(cutoff)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE status <> 'pending' AND updated_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = webhook_deliveries.id)",
+        )
+        .bind(cutoff)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM webhook_events WHERE created_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)",
+        )
+        .bind(cutoff)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(attempts)
     }
 
     /// The attempt log of an endpoint, newest first, after `before` (an attempt id).

@@ -33,6 +33,9 @@ pub struct WebhooksConfig {
     /// tests). Without it only `https://` is accepted, plus `http://` to loopback hosts in
     /// the sandbox; production also refuses literal loopback, private and link-local IPs.
     pub allow_http: bool,
+    /// Days the delivery log (attempts, finished deliveries, their events) is kept; 0 keeps
+    /// it for ever.
+    pub retention_days: u32,
 }
 
 impl Default for WebhooksConfig {
@@ -44,6 +47,7 @@ impl Default for WebhooksConfig {
             retry_schedule_ms: DEFAULT_RETRY_SCHEDULE_MS.to_vec(),
             batch_size: 32,
             allow_http: false,
+            retention_days: 30,
         }
     }
 }
@@ -57,6 +61,7 @@ impl WebhooksConfig {
             "WEBHOOKS_TIMEOUT_MS" => self.timeout_ms = parse(&value)?,
             "WEBHOOKS_BATCH_SIZE" => self.batch_size = parse(&value)?,
             "WEBHOOKS_ALLOW_HTTP" => self.allow_http = parse_bool(&value)?,
+            "WEBHOOKS_RETENTION_DAYS" => self.retention_days = parse(&value)?,
             "WEBHOOKS_RETRY_SCHEDULE_MS" => {
                 self.retry_schedule_ms = value
                     .split(',')

@@ -22,6 +22,9 @@ use super::signing;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
 use crate::store::{self, Store, StoreError};
 
+/// How often the delivery log is pruned.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
 /// The header carrying the correlation id of the event (for support).
 pub const CORRELATION_HEADER: &str = "invex-correlation-id";
 
@@ -72,7 +75,7 @@ pub fn spawn(store: Store, config: &WebhooksConfig) -> Result<Option<WorkerHandl
         .user_agent(concat!("invex-webhooks/", env!("CARGO_PKG_VERSION")))
         .build()?;
     let (tx, rx) = watch::channel(false);
-    // One claim token per worker: its claims can be told apart from other instances'.
+    // One token per worker, so that its claims can be given back at stop.
     let token = store::new_id("wkr");
     let worker = Worker {
         store: store.clone(),
@@ -80,6 +83,7 @@ pub fn spawn(store: Store, config: &WebhooksConfig) -> Result<Option<WorkerHandl
         config: config.clone(),
         timeout,
         token: token.clone(),
+        polls: std::sync::atomic::AtomicU64::new(0),
     };
     let task = tokio::spawn(worker.run(rx));
     Ok(Some(WorkerHandle {
@@ -96,7 +100,9 @@ struct Worker {
     client: reqwest::Client,
     config: WebhooksConfig,
     timeout: Duration,
+    /// This worker's claims are `{token}.{poll number}`.
     token: String,
+    polls: std::sync::atomic::AtomicU64,
 }
 
 /// What one attempt came to.
@@ -109,9 +115,14 @@ struct Outcome {
 impl Worker {
     async fn run(self, mut stop: watch::Receiver<bool>) {
         let every = Duration::from_millis(self.config.poll_interval_ms.max(1));
+        let mut pruned: Option<Instant> = None;
         loop {
             if *stop.borrow() {
                 return;
+            }
+            if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                pruned = Some(Instant::now());
+                self.prune().await;
             }
             let full = match self.poll().await {
                 Ok(n) => n >= self.config.batch_size as usize,
@@ -131,9 +142,30 @@ impl Worker {
         }
     }
 
+    /// Drop the log older than the retention period (every instance may do it; the
+    /// deletes are idempotent).
+    async fn prune(&self) {
+        if self.config.retention_days == 0 {
+            return;
+        }
+        let cutoff =
+            chrono::Utc::now() - chrono::Duration::days(i64::from(self.config.retention_days));
+        match self.store.prune_webhooks(&rfc3339(cutoff)).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(attempts = n, "old webhook delivery log removed"),
+            Err(e) => tracing::warn!(error = %e, "cannot prune the webhook delivery log"),
+        }
+    }
+
     /// Claim and send one batch; returns how many were claimed.
     async fn poll(&self) -> Result<usize, StoreError> {
-        let token = self.token.as_str();
+        // A token per poll: a row whose attempt could not be recorded keeps its claim until
+        // the lease runs out instead of being sent again by the very next poll.
+        let polls = self
+            .polls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = format!("{}.{polls}", self.token);
+        let token = token.as_str();
         let now = chrono::Utc::now();
         // The lease outlasts one attempt of every delivery of an endpoint in the batch
         // being sent one after another, with a margin.
