@@ -252,7 +252,8 @@ async fn a_test_event_arrives_signed_and_is_logged_and_redelivered() {
     let got = receiver.wait_for(2).await;
     assert_eq!(got[1].header("webhook-id"), event_id);
     assert_eq!(got[1].body, got[0].body);
-    // Paging: one per page, newest first.
+    // Paging (once the second attempt is logged): one per page, newest first.
+    attempts(&s, &id, 2).await;
     let page = get_json(
         &s,
         BOOTSTRAP,
@@ -829,39 +830,60 @@ async fn business_events_go_to_subscribed_endpoints_in_order_and_only_when_commi
 #[tokio::test]
 async fn the_log_is_pruned_after_the_retention_period_but_pending_deliveries_stay() {
     let receiver = Receiver::default();
-    let url = receiver.serve().await;
-    let s = TestServer::with(fast).await;
-    let (id, _) = register(&s, BOOTSTRAP, &url).await;
-    send_test(&s, BOOTSTRAP, &id).await;
-    attempts(&s, &id, 1).await;
+    let up = receiver.serve().await;
+    let parked = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}/hooks", parked.local_addr().unwrap());
+    drop(parked);
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.webhooks.retry_schedule_ms = vec![60_000];
+    })
+    .await;
+    let (a, _) = register(&s, BOOTSTRAP, &up).await;
+    let (b, _) = register(&s, BOOTSTRAP, &down).await;
+    let done = send_test(&s, BOOTSTRAP, &a).await;
+    let waiting = send_test(&s, BOOTSTRAP, &b).await;
+    attempts(&s, &a, 1).await;
+    // B's first attempt failed; its delivery waits a minute for the retry.
+    let start = Instant::now();
+    while get_json(&s, BOOTSTRAP, &format!("/v1/webhooks/{b}/deliveries")).await["attempts"]
+        .as_array()
+        .unwrap()
+        .is_empty()
+    {
+        assert!(start.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let store = s.running.as_ref().unwrap().state.store.clone();
+    let tenant = invex_server::store::OPERATOR_TENANT_ID;
     // Nothing is old yet.
     assert_eq!(
         store.prune_webhooks("2000-01-01T00:00:00Z").await.unwrap(),
         0
     );
-    assert_eq!(attempts(&s, &id, 1).await.len(), 1);
-    // A delivery still pending is never pruned (its event stays for it).
-    let pending = webhooks::emit_now(
-        &store,
-        invex_server::store::OPERATOR_TENANT_ID,
-        EventType::InvoiceDelivered,
-        None,
-        json!({}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(pending.delivery_ids.len(), 1);
+    // Everything is: both attempts go, the delivered delivery too, the pending one stays.
     assert_eq!(
         store.prune_webhooks("2999-01-01T00:00:00Z").await.unwrap(),
-        1
+        2
     );
-    let page = get_json(&s, BOOTSTRAP, &format!("/v1/webhooks/{id}/deliveries")).await;
-    // The pending delivery is either still unattempted or attempted after the prune.
-    assert!(page["attempts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|a| a["event_id"] == pending.event_id.as_str()));
-    receiver.wait_for(2).await;
+    for id in [&a, &b] {
+        let page = get_json(&s, BOOTSTRAP, &format!("/v1/webhooks/{id}/deliveries")).await;
+        assert_eq!(page["attempts"], json!([]));
+    }
+    let delivery = |q: &Value| q["delivery_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        store
+            .webhook_delivery_event(tenant, &a, &delivery(&done))
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .webhook_delivery_event(tenant, &b, &delivery(&waiting))
+            .await
+            .unwrap()
+            .as_deref(),
+        waiting["event_id"].as_str()
+    );
 }

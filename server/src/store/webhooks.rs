@@ -165,6 +165,26 @@ where
     Ok(id)
 }
 
+/// Disable an endpoint on the server's own decision and stop its pending deliveries.
+async fn disable_endpoint(
+    tx: &mut sqlx::Transaction<'_, Any>,
+    id: &str,
+    reason: &str,
+) -> Result<(), StoreError> {
+    let now = super::now();
+    sqlx::query(
+        "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 \
+         WHERE id = $3",
+    )
+    .bind(reason)
+    .bind(&now)
+    .bind(id)
+    .execute(&mut **tx)
+    .await?;
+    cancel_pending(&mut **tx, id, &now).await?;
+    Ok(())
+}
+
 /// Stop the pending deliveries of an endpoint (it was disabled).
 async fn cancel_pending<'c, E>(executor: E, endpoint_id: &str, now: &str) -> Result<(), StoreError>
 where
@@ -298,24 +318,6 @@ impl Store {
         Ok(true)
     }
 
-    /// Disable an endpoint on the server's own decision (its receiver answered 410).
-    pub async fn disable_webhook_endpoint(&self, id: &str, reason: &str) -> Result<(), StoreError> {
-        let now = super::now();
-        let mut tx = self.pool().begin().await?;
-        sqlx::query(
-            "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 \
-             WHERE id = $3",
-        )
-        .bind(reason)
-        .bind(&now)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-        cancel_pending(&mut *tx, id, &now).await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
     /// Queue `event_id` again to `endpoint_id` (a redelivery); returns the new delivery id.
     pub async fn requeue_webhook_event(
         &self,
@@ -416,12 +418,15 @@ impl Store {
         Ok(())
     }
 
-    /// Log an attempt and move its delivery on, releasing the claim of `token`.
+    /// Log an attempt and move its delivery on, releasing the claim of `token`; with
+    /// `disable` (the receiver answered 410), disable the endpoint in the same transaction,
+    /// with that reason.
     pub async fn record_webhook_attempt(
         &self,
         attempt: &AttemptRecord,
         token: &str,
         next: &NextStep,
+        disable: Option<&str>,
     ) -> Result<(), StoreError> {
         let (status, next_at) = match next {
             NextStep::Delivered => ("delivered", attempt.attempted_at.as_str()),
@@ -467,6 +472,9 @@ impl Store {
         .bind(token)
         .execute(&mut *tx)
         .await?;
+        if let Some(reason) = disable {
+            disable_endpoint(&mut tx, &attempt.endpoint_id, reason).await?;
+        }
         tx.commit().await?;
         Ok(())
     }

@@ -230,18 +230,18 @@ impl Worker {
             attempted_at,
             delivery_status: String::new(),
         };
+        // 410 Gone: the receiver asks us to stop for good (disabled with the attempt's record).
+        let gone = outcome.http_status == Some(410);
+        let disable = gone.then_some("the receiver answered 410 Gone");
         self.store
-            .record_webhook_attempt(&record, token, &next)
+            .record_webhook_attempt(&record, token, &next, disable)
             .await?;
         tracing::info!(
             delivery_id = %d.id, event_id = %d.event_id, endpoint_id = %d.endpoint_id,
             attempt = attempt_no, status = ?outcome.http_status, error = ?outcome.error,
             next = ?next, "webhook attempt"
         );
-        if outcome.http_status == Some(410) {
-            self.store
-                .disable_webhook_endpoint(&d.endpoint_id, "the receiver answered 410 Gone")
-                .await?;
+        if gone {
             tracing::warn!(endpoint_id = %d.endpoint_id, "webhook endpoint disabled: 410 Gone");
         }
         Ok(())
