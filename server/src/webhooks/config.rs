@@ -107,4 +107,14 @@ mod tests {
             .is_err());
         assert!(c.apply_env("WEBHOOKS_NOPE", "1".into()).is_err());
     }
+
+    #[test]
+    fn a_toml_section_sets_some_fields_and_refuses_unknown_ones() {
+        let c: WebhooksConfig =
+            toml::from_str("timeout_ms = 2500\nretry_schedule_ms = [1, 2]\n").expect("toml");
+        assert_eq!(c.timeout_ms, 2500);
+        assert_eq!(c.retry_schedule_ms, vec![1, 2]);
+        assert!(c.worker);
+        assert!(toml::from_str::<WebhooksConfig>("timeout = 1").is_err());
+    }
 }
