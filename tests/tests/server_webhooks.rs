@@ -887,3 +887,18 @@ async fn the_log_is_pruned_after_the_retention_period_but_pending_deliveries_sta
         waiting["event_id"].as_str()
     );
 }
+
+#[tokio::test]
+async fn queued_events_wake_the_worker_without_waiting_for_the_poll() {
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.webhooks.poll_interval_ms = 600_000;
+    })
+    .await;
+    let (id, _) = register(&s, BOOTSTRAP, &url).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    send_test(&s, BOOTSTRAP, &id).await;
+    receiver.wait_for(1).await;
+}

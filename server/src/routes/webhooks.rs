@@ -418,6 +418,7 @@ pub async fn test(
     )
     .await?;
     tx.commit().await.map_err(store::StoreError::from)?;
+    webhooks::worker::wake();
     let delivery_id = emitted.delivery_ids.into_iter().next().unwrap_or_default();
     Ok((
         StatusCode::ACCEPTED,
@@ -488,6 +489,7 @@ pub async fn redeliver(
         .store
         .requeue_webhook_event(&event_id, &id, &principal.tenant_id)
         .await?;
+    webhooks::worker::wake();
     Ok((
         StatusCode::ACCEPTED,
         Json(Queued {

@@ -4,7 +4,9 @@
 //!
 //! To emit from elsewhere in the server (inside the business transaction when there is
 //! one): `webhooks::emit(&mut *tx, tenant_id, EventType::InvoiceDelivered, Some(corr), data)`,
-//! or [`emit_now`] with the store outside a transaction.
+//! or [`emit_now`] with the store outside a transaction. After committing a transaction
+//! that emitted, call [`worker::wake`] so delivery starts at once rather than at the next
+//! poll.
 
 pub mod config;
 pub mod events;
@@ -31,6 +33,7 @@ pub async fn emit_now(
     let mut tx = store.pool().begin().await?;
     let emitted = emit(&mut tx, tenant_id, event_type, correlation_id, data).await?;
     tx.commit().await?;
+    worker::wake();
     Ok(emitted)
 }
 

@@ -22,6 +22,15 @@ use super::signing;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
 use crate::store::{self, Store, StoreError};
 
+/// Wakes the workers of this process when something was queued, so that a delivery does
+/// not wait for the next poll. Process-wide: a spurious wake-up only costs one poll.
+static WAKE: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Tell the workers of this process that deliveries were queued (call after the commit).
+pub fn wake() {
+    WAKE.notify_waiters();
+}
+
 /// How often the delivery log is pruned.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
@@ -137,6 +146,7 @@ impl Worker {
             }
             tokio::select! {
                 _ = tokio::time::sleep(every) => {}
+                _ = WAKE.notified() => {}
                 _ = stop.changed() => return,
             }
         }
