@@ -96,7 +96,9 @@ pub fn payload(event_type: EventType, timestamp: &str, data: Value) -> String {
 ///
 /// `conn` may be a pooled connection or a transaction (`&mut *tx`): inside the caller's
 /// transaction the event is queued only if the transaction commits. `correlation_id` is
-/// sent as `invex-correlation-id` and shown in the delivery log, for support.
+/// sent as `invex-correlation-id` and shown in the delivery log, for support. Call
+/// [`super::worker::wake`] after the commit so delivery starts before the next poll.
+/// Emits write first (the event row), so the transaction takes SQLite's write lock at once.
 pub async fn emit(
     conn: &mut AnyConnection,
     tenant_id: &str,
