@@ -417,9 +417,13 @@ pub async fn test(
         Some(&id),
     )
     .await?;
+    // Disabled (or deleted) since it was read: nothing was queued, so keep nothing.
+    let Some(delivery_id) = emitted.delivery_ids.into_iter().next() else {
+        tx.rollback().await.map_err(store::StoreError::from)?;
+        return Err(disabled(&id));
+    };
     tx.commit().await.map_err(store::StoreError::from)?;
     webhooks::worker::wake();
-    let delivery_id = emitted.delivery_ids.into_iter().next().unwrap_or_default();
     Ok((
         StatusCode::ACCEPTED,
         Json(Queued {
