@@ -108,6 +108,8 @@ pub struct Config {
     pub limits: Limits,
     /// VAT verification: cache ages, circuit breaker.
     pub vat: crate::vat::config::VatConfig,
+    /// Sending: the delivery worker.
+    pub sending: crate::sending::config::SendingConfig,
     /// Slovak company registers (`GET /v1/company/sk/{ico}`).
     #[serde(default)]
     pub company: crate::company::CompanyConfig,
@@ -136,6 +138,7 @@ impl Default for Config {
             register_timeout_ms: 3000,
             limits: Limits::default(),
             vat: crate::vat::config::VatConfig::default(),
+            sending: crate::sending::config::SendingConfig::default(),
             company: crate::company::CompanyConfig::default(),
             peppol: crate::peppol::PeppolConfig::default(),
             webhooks: crate::webhooks::WebhooksConfig::default(),
@@ -215,6 +218,8 @@ impl Config {
                 }
                 "VAT_STALE_MAX_SECS" => self.vat.stale_max_secs = parse(&value).map_err(bad)?,
                 "VAT_BREAKER_FAILURES" => self.vat.breaker_failures = parse(&value).map_err(bad)?,
+                "SENDING_WORKER" => self.sending.worker = parse_bool(&value).map_err(bad)?,
+                "SENDING_POLL_MS" => self.sending.poll_ms = parse(&value).map_err(bad)?,
                 "VAT_BREAKER_OPEN_SECS" => {
                     self.vat.breaker_open_secs = parse(&value).map_err(bad)?
                 }

@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod peppol;
 pub mod problem;
 pub mod routes;
+pub mod sending;
 pub mod server;
 pub mod state;
 pub mod store;

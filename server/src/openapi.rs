@@ -14,7 +14,8 @@ use utoipa_scalar::{Scalar, Servable};
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, company, health, keys, peppol, rulepacks, tenants, usage, validate, vat, webhooks,
+    self, company, health, keys, peppol, rulepacks, sending, tenants, usage, validate, vat,
+    webhooks,
 };
 use crate::state::AppState;
 
@@ -37,18 +38,24 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         company::lookup,
         peppol::lookup_v1, peppol::lookup_api,
         usage::usage,
+        sending::create_connection, sending::list_connections, sending::activate_connection,
+        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
         webhooks::create, webhooks::list, webhooks::get_one, webhooks::update, webhooks::remove,
         webhooks::rotate_secret, webhooks::test, webhooks::deliveries, webhooks::redeliver,
     ),
-    components(schemas(crate::problem::ProblemBody)),
+    components(schemas(crate::problem::ProblemBody, crate::sending::states::Status)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
         (name = "lookups", description = "VAT numbers, Peppol participants and Slovak company data"),
         (name = "rulepacks", description = "Rule packs and profiles in force"),
         (name = "keys", description = "API keys of the caller's tenant"),
+        (name = "sending", description = "Connections to delivery partners, idempotent validate-first sending, invoices and their message timelines. \
+Invoice statuses: received → validated → queued → sending → transmitted → delivered (MLS AB: not business acceptance) → in_process / under_query / conditionally_accepted / accepted → paid; \
+rejected and failed end a delivery; remediation_required (fatal findings: stored, not sent); archived closes an invoice. Illegal transitions are refused. \
+Idempotency keys are kept 24 hours."),
         (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
         (name = "webhooks", description = "Webhook endpoints (Standard Webhooks). Each event is POSTed as JSON `{\"type\": \"invoice.delivered\", \"timestamp\": \"<RFC 3339>\", \"data\": {...}}` with headers `webhook-id` (the event id, the same on every retry: deduplicate on it), `webhook-timestamp` (unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`; space-separated signatures during a secret rotation's 24 hours) and `invex-correlation-id`. Event types: `invoice.delivered` (transport confirmed delivery), `invoice.rejected` (transport or business rejection), `invoice.attention_needed` (conditional acceptance, timeout, workflow conflict), `invoice.archived` (closed, evidence package ready), `invoice.artifacts_ready` (final XML and PDF ready), `invoice.remediation_required` (correct and resubmit), `invoice.failed`, `webhook.test`. A 2xx answer delivers; 410 disables the endpoint; anything else (or no answer within the timeout, 10 s by default) is retried with ±20 % jitter after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery fails. At-least-once; per endpoint, first attempts follow event order, retries may overtake. Every attempt is in the delivery log."),

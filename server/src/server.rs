@@ -128,6 +128,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
             .map_err(|e| StartError::Task(format!("VAT register clients: {e}")))?,
     );
     let meter = Arc::new(Meter::new(store.clone()));
+    let delivery = Arc::new(crate::sending::worker::Worker::new(store.clone()));
+    let outbox_wake = Arc::new(tokio::sync::Notify::new());
     let company = crate::company::Registers::new(
         &config.company,
         config.mode,
@@ -145,6 +147,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         watching: watch.is_some(),
         vat,
         meter: meter.clone(),
+        outbox_wake: outbox_wake.clone(),
+        delivery: delivery.clone(),
         company: Arc::new(company),
         peppol,
     };
@@ -161,6 +165,13 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         .await
     });
     tokio::spawn(prune_rate_limits(Arc::downgrade(&auth)));
+    if state.config.sending.worker {
+        tokio::spawn(crate::sending::worker::run(
+            Arc::downgrade(&delivery),
+            Duration::from_millis(state.config.sending.poll_ms.max(10)),
+            outbox_wake,
+        ));
+    }
     tokio::spawn(crate::usage::flush_periodically(
         Arc::downgrade(&meter),
         Duration::from_secs(1),

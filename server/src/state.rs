@@ -20,6 +20,10 @@ pub struct AppState {
     pub watching: bool,
     /// VAT verification: local checks, cache, circuit breakers, the register.
     pub vat: Arc<crate::vat::service::VatService>,
+    /// Wakes the delivery worker when an invoice is queued.
+    pub outbox_wake: Arc<tokio::sync::Notify>,
+    /// The delivery worker (the background task holds only a weak reference).
+    pub delivery: Arc<crate::sending::worker::Worker>,
     /// Metered calls per tenant and month.
     pub meter: Arc<crate::usage::Meter>,
     /// Slovak company registers (clients and caches in production, built-in data in the sandbox).

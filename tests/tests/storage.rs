@@ -333,3 +333,81 @@ async fn two_instances_share_one_postgres_database() {
     store.close().await;
     drop_schema(&url).await;
 }
+
+#[tokio::test]
+async fn two_instances_share_the_outbox_without_double_delivery() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let a = TestServer::with(|c| c.database_url = url.clone()).await;
+    let b = TestServer::with(|c| c.database_url = url.clone()).await;
+    let r = a
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&serde_json::json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .unwrap();
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = b
+        .v1(
+            Method::POST,
+            &format!("/v1/connections/{id}/activate"),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut ids = Vec::new();
+    for n in 0..12 {
+        let s = if n % 2 == 0 { &a } else { &b };
+        let r = s
+            .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .header("Idempotency-Key", format!("shared-{n}"))
+            .body(support::example("invoice-sk.xml"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        ids.push(
+            r.json::<Value>().await.unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    for id in &ids {
+        let mut done = None;
+        for _ in 0..200 {
+            let t: Value = a
+                .api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if t["status"] == "accepted" {
+                done = Some(t);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let t = done.unwrap_or_else(|| panic!("{id} was not delivered"));
+        let transmitted = t["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["code"] == "transmitted")
+            .count();
+        assert_eq!(transmitted, 1, "{t}");
+    }
+    for s in [a, b] {
+        s.running.unwrap().shutdown().await.unwrap();
+    }
+    drop_schema(&url).await;
+}

@@ -7,6 +7,7 @@ pub mod health;
 pub mod keys;
 pub mod peppol;
 pub mod rulepacks;
+pub mod sending;
 pub mod tenants;
 pub mod usage;
 pub mod validate;
@@ -116,6 +117,38 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
                 Roles(allow::READ),
             ),
             get(peppol::lookup_api),
+        ),
+        (
+            e(Method::POST, "/v1/connections", Roles(allow::ADMIN)),
+            post(sending::create_connection),
+        ),
+        (
+            e(Method::GET, "/v1/connections", Roles(allow::READ)),
+            get(sending::list_connections),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/connections/{id}/activate",
+                Roles(allow::ADMIN),
+            ),
+            post(sending::activate_connection),
+        ),
+        (
+            e(Method::POST, "/v1/invoice/send", Roles(allow::INVOICE_WORK)),
+            post(sending::send_v1),
+        ),
+        (
+            e(Method::POST, "/api/send", Roles(allow::INVOICE_WORK)),
+            post(sending::send_api),
+        ),
+        (
+            e(Method::GET, "/v1/invoices/{id}", Roles(allow::READ)),
+            get(sending::get_invoice),
+        ),
+        (
+            e(Method::GET, "/api/messages/{invoiceId}", Roles(allow::READ)),
+            get(sending::messages),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),

@@ -89,7 +89,7 @@ struct Upload {
     bytes: Bytes,
 }
 
-fn body_problem(status: StatusCode, text: String, limit: usize) -> Problem {
+pub(crate) fn body_problem(status: StatusCode, text: String, limit: usize) -> Problem {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         Problem::too_large(
             "max_body_bytes",
@@ -155,7 +155,7 @@ async fn read_multipart(
     Ok((uploads, profile))
 }
 
-async fn read_raw(state: &AppState, body: Body) -> Result<Bytes, Problem> {
+pub(crate) async fn read_raw(state: &AppState, body: Body) -> Result<Bytes, Problem> {
     let limit = state.config.limits.max_body_bytes;
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
         Problem::too_large(

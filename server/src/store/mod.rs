@@ -2,6 +2,7 @@
 //! one database. One portable schema (`server/migrations`), run at start.
 
 mod keys;
+mod sending;
 mod tenants;
 mod usage;
 mod validations;
@@ -14,6 +15,10 @@ use sqlx::{AnyPool, Row};
 use tokio::sync::mpsc;
 
 pub use keys::{KeyRecord, RevokeOutcome};
+pub use sending::{
+    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent,
+    GENESIS_HASH,
+};
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;
 pub use validations::ValidationRecord;

@@ -1,0 +1,412 @@
+//! Sending routes: connections to delivery partners, `POST /v1/invoice/send` (XML body),
+//! `POST /api/send` (multipart `xml_file`), invoices and their message timelines.
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Principal;
+use crate::config::Mode;
+use crate::problem::Problem;
+use crate::routes::validate::{body_problem, read_raw};
+use crate::sending::{self, SendRequest};
+use crate::state::AppState;
+use crate::store::{self, ConnectionRecord};
+
+// ---- connections -------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateConnection {
+    /// The delivery partner adapter: `sandbox` (simulated; sandbox mode only).
+    pub partner: String,
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Connection {
+    pub id: String,
+    pub partner: String,
+    pub name: String,
+    /// `pending` until activated, then `active`; sending needs an active connection.
+    pub status: String,
+    pub created_at: String,
+    pub activated_at: Option<String>,
+}
+
+impl From<ConnectionRecord> for Connection {
+    fn from(c: ConnectionRecord) -> Connection {
+        Connection {
+            id: c.id,
+            partner: c.partner,
+            name: c.name,
+            status: c.status,
+            created_at: c.created_at,
+            activated_at: c.activated_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConnectionList {
+    pub connections: Vec<Connection>,
+}
+
+/// Partners available in each mode.
+fn partners(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Sandbox => &["sandbox"],
+        Mode::Production => &[],
+    }
+}
+
+#[utoipa::path(post, path = "/v1/connections", tag = "sending",
+    request_body = CreateConnection,
+    responses(
+        (status = 201, description = "Created, `pending`: activate it to send", body = Connection),
+        (status = 422, description = "Unknown or unavailable partner", body = crate::problem::ProblemBody)))]
+pub async fn create_connection(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Json(body): Json<CreateConnection>,
+) -> Result<(StatusCode, Json<Connection>), Problem> {
+    let available = partners(state.config.mode);
+    if !available.contains(&body.partner.as_str()) {
+        return Err(Problem::invalid_field(
+            "partner",
+            format!(
+                "partner `{}` is not available in {} mode; available: [{}]",
+                body.partner,
+                state.environment(),
+                available.join(", ")
+            ),
+        ));
+    }
+    let record = ConnectionRecord {
+        id: store::new_id("con"),
+        tenant_id: principal.tenant_id.clone(),
+        partner: body.partner.clone(),
+        name: body
+            .name
+            .unwrap_or_else(|| format!("{} connection", body.partner)),
+        status: "pending".into(),
+        created_at: store::now(),
+        activated_at: None,
+    };
+    state.store.insert_connection(&record).await?;
+    Ok((StatusCode::CREATED, Json(record.into())))
+}
+
+#[utoipa::path(get, path = "/v1/connections", tag = "sending",
+    responses((status = 200, description = "The tenant's connections", body = ConnectionList)))]
+pub async fn list_connections(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<ConnectionList>, Problem> {
+    let list = state.store.connections(&principal.tenant_id).await?;
+    Ok(Json(ConnectionList {
+        connections: list.into_iter().map(Connection::from).collect(),
+    }))
+}
+
+#[utoipa::path(post, path = "/v1/connections/{id}/activate", tag = "sending",
+    params(("id" = String, Path, description = "Connection id (`con_...`)")),
+    responses(
+        (status = 200, description = "Active: sends go through it", body = Connection),
+        (status = 404, description = "No such connection in this tenant", body = crate::problem::ProblemBody),
+        (status = 409, description = "Already active", body = crate::problem::ProblemBody)))]
+pub async fn activate_connection(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Connection>, Problem> {
+    let activated = state
+        .store
+        .activate_connection(&principal.tenant_id, &id, &store::now())
+        .await?;
+    let current = state
+        .store
+        .connection(&principal.tenant_id, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no connection `{id}` in this tenant")))?;
+    if !activated {
+        return Err(Problem::conflict(
+            "connection-already-active",
+            format!("connection `{id}` is already active"),
+        ));
+    }
+    Ok(Json(current.into()))
+}
+
+// ---- send ---------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SendQuery {
+    /// Profile to validate against; detected from the document when absent.
+    pub profile: Option<String>,
+    /// The invoice (`inv_...`) this one corrects, after a remediation.
+    pub resubmission_of: Option<String>,
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
+    // Scenarios steer the simulated partner only; production ignores the header.
+    (state.config.mode == Mode::Sandbox)
+        .then(|| header_text(headers, "invex-sandbox-scenario"))
+        .flatten()
+}
+
+#[utoipa::path(post, path = "/v1/invoice/send", tag = "sending",
+    params(SendQuery,
+        ("Idempotency-Key" = String, Header, description = "Required. A retry with the same key and document replays the first answer; kept 24 h"),
+        ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response")),
+    request_body(content = String, content_type = "application/xml", description = "The UBL invoice or credit note"),
+    responses(
+        (status = 202, description = "Validated, stored and queued; delivery follows asynchronously (see `links.messages`)", body = sending::SendAccepted),
+        (status = 400, description = "No Idempotency-Key", body = crate::problem::ProblemBody),
+        (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
+        (status = 422, description = "Fatal findings (`remediation-required`: stored, not sent; `findings`, `invoice_id`), or the key reused with another request", body = crate::problem::ProblemBody)))]
+pub async fn send_v1(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Query(query): Query<SendQuery>,
+    request: Request,
+) -> Result<Response, Problem> {
+    let headers = request.headers().clone();
+    let bytes = read_raw(&state, request.into_body()).await?;
+    let send = SendRequest {
+        idempotency_key: header_text(&headers, "idempotency-key"),
+        profile: query.profile,
+        file_name: None,
+        scenario: scenario(&state, &headers),
+        resubmission_of: query.resubmission_of,
+        bytes,
+    };
+    Ok(sending::send(&state, &principal, send).await)
+}
+
+#[utoipa::path(post, path = "/api/send", tag = "sending",
+    params(
+        ("Idempotency-Key" = String, Header, description = "Required; see POST /v1/invoice/send"),
+        ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only; see POST /v1/invoice/send")),
+    request_body(content_type = "multipart/form-data", description = "`xml_file`: the document; optional `profile` and `resubmission_of` fields"),
+    responses(
+        (status = 202, description = "Validated, stored and queued", body = sending::SendAccepted),
+        (status = 400, description = "No Idempotency-Key or no `xml_file`", body = crate::problem::ProblemBody),
+        (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
+        (status = 422, description = "Fatal findings (`remediation-required`), or the key reused with another request", body = crate::problem::ProblemBody)))]
+pub async fn send_api(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    request: Request<Body>,
+) -> Result<Response, Problem> {
+    let headers = request.headers().clone();
+    let limit = state.config.limits.max_body_bytes;
+    let mut multipart = Multipart::from_request(request, &state)
+        .await
+        .map_err(|e| Problem::bad_request(e.body_text()))?;
+    let (mut file, mut file_name, mut profile, mut resubmission_of) = (None, None, None, None);
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| body_problem(e.status(), e.body_text(), limit))?
+    {
+        let name = field.name().unwrap_or("").to_string();
+        match name.as_str() {
+            "xml_file" => {
+                file_name = field.file_name().map(str::to_string);
+                file = Some(
+                    field
+                        .bytes()
+                        .await
+                        .map_err(|e| body_problem(e.status(), e.body_text(), limit))?,
+                );
+            }
+            "profile" | "resubmission_of" => {
+                let text = field
+                    .text()
+                    .await
+                    .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
+                let value = Some(text.trim().to_string()).filter(|v| !v.is_empty());
+                if name == "profile" {
+                    profile = value;
+                } else {
+                    resubmission_of = value;
+                }
+            }
+            other => {
+                return Err(Problem::bad_request(format!(
+                    "unknown multipart field `{other}`; send the document as `xml_file`"
+                ))
+                .with("field", other))
+            }
+        }
+    }
+    let bytes = file.ok_or_else(|| {
+        Problem::bad_request("the multipart body has no `xml_file` field with the document")
+    })?;
+    let send = SendRequest {
+        idempotency_key: header_text(&headers, "idempotency-key"),
+        profile,
+        file_name,
+        scenario: scenario(&state, &headers),
+        resubmission_of,
+        bytes,
+    };
+    Ok(sending::send(&state, &principal, send).await)
+}
+
+// ---- invoices and timelines ---------------------------------------------------------
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Invoice {
+    pub id: String,
+    pub status: String,
+    pub document_id: Option<String>,
+    pub buyer_endpoint: Option<String>,
+    pub connection_id: Option<String>,
+    pub transmission_id: Option<String>,
+    pub resubmission_of: Option<String>,
+    /// SHA-256 of the document as received.
+    pub sha256: String,
+    #[schema(value_type = Object)]
+    pub validation: serde_json::Value,
+    pub created_at: String,
+    pub updated_at: String,
+    pub environment: String,
+    pub links: sending::InvoiceLinks,
+}
+
+#[utoipa::path(get, path = "/v1/invoices/{id}", tag = "sending",
+    params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "The invoice and its current status", body = Invoice),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_invoice(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Invoice>, Problem> {
+    let inv = state
+        .store
+        .invoice(&principal.tenant_id, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no invoice `{id}` in this tenant")))?;
+    Ok(Json(Invoice {
+        links: sending::InvoiceLinks {
+            self_: format!("/v1/invoices/{}", inv.id),
+            messages: format!("/api/messages/{}", inv.id),
+            validation: format!("/v1/validations/{}", inv.validation_id),
+        },
+        validation: serde_json::from_str(&inv.summary).unwrap_or_default(),
+        id: inv.id,
+        status: inv.status,
+        document_id: inv.document_id,
+        buyer_endpoint: inv.buyer_endpoint,
+        connection_id: inv.connection_id,
+        transmission_id: inv.transmission_id,
+        resubmission_of: inv.resubmission_of,
+        sha256: inv.sha256,
+        created_at: inv.created_at,
+        updated_at: inv.updated_at,
+        environment: inv.environment,
+    }))
+}
+
+/// One entry of a message timeline.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TimelineEntry {
+    /// Position in the timeline, from 1.
+    pub seq: i64,
+    pub at: String,
+    /// `invex` for our own events, else the delivery partner.
+    pub source: String,
+    /// Our event (`received`, `validated`, `queued`, `sending`, `transmitted`, `failed` …) or
+    /// a response code: `MLS:AB|AP|RE` (network), `IR:AB|IP|UQ|CA|RE|AP|PD` (buyer).
+    pub code: String,
+    /// The status the event moved the invoice to, when it moved it.
+    pub status: Option<String>,
+    /// What it means, in plain words.
+    pub meaning: String,
+    /// Invoice id for our events, transmission id for the partner's.
+    pub correlation_id: String,
+    /// Reason code or clarification, when the event carries one.
+    pub detail: Option<String>,
+    /// SHA-256 chain: each entry's hash covers the previous hash and the entry.
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Timeline {
+    pub invoice_id: String,
+    pub status: String,
+    pub transmission_id: Option<String>,
+    pub events: Vec<TimelineEntry>,
+    /// The last entry's hash (the chain head).
+    pub chain_head: String,
+    pub environment: String,
+}
+
+#[utoipa::path(get, path = "/api/messages/{invoiceId}", tag = "sending",
+    params(("invoiceId" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "Every event in time order: ours and the partner's (ACK is never acceptance)", body = Timeline),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn messages(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(invoice_id): Path<String>,
+) -> Result<Json<Timeline>, Problem> {
+    // Events first, then the invoice: a delivery committing in between can only make the
+    // invoice row newer than the events read, and the status is taken from the events, so
+    // the answer is always one consistent timeline.
+    let events = state.store.invoice_events(&invoice_id).await?;
+    let inv = state
+        .store
+        .invoice(&principal.tenant_id, &invoice_id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
+    let status = events
+        .iter()
+        .rev()
+        .find_map(|e| e.status.clone())
+        .unwrap_or_else(|| inv.status.clone());
+    let chain_head = events
+        .last()
+        .map(|e| e.hash.clone())
+        .unwrap_or_else(|| store::GENESIS_HASH.to_string());
+    Ok(Json(Timeline {
+        invoice_id: inv.id,
+        status,
+        transmission_id: inv.transmission_id,
+        events: events
+            .into_iter()
+            .map(|e| TimelineEntry {
+                seq: e.seq,
+                at: e.at,
+                source: e.source,
+                code: e.code,
+                status: e.status,
+                meaning: e.meaning,
+                correlation_id: e.correlation_id,
+                detail: e.detail,
+                prev_hash: e.prev_hash,
+                hash: e.hash,
+            })
+            .collect(),
+        chain_head,
+        environment: inv.environment,
+    }))
+}

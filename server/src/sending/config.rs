@@ -1,0 +1,23 @@
+//! Sending settings.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SendingConfig {
+    /// Run the delivery worker in this instance. Several instances may run workers on one
+    /// PostgreSQL database; API-only instances turn it off.
+    pub worker: bool,
+    /// How often the worker looks for due deliveries besides being woken by new ones, in
+    /// milliseconds (retries and other instances' invoices are found this way).
+    pub poll_ms: u64,
+}
+
+impl Default for SendingConfig {
+    fn default() -> Self {
+        SendingConfig {
+            worker: true,
+            poll_ms: 500,
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! The delivery worker: drains the outbox. Each entry is claimed with a lease (several
+//! instances may run workers; an expired lease of a crashed one is taken over), handed to
+//! the connection's partner with the invoice id as idempotency key, and its outcome —
+//! status, events, the outbox entry done or rescheduled — written in one transaction.
+//! An invoice accepted into the outbox is therefore delivered exactly once: a crash
+//! before the write repeats the submission, which the partner recognises by its key.
+
+use std::collections::HashMap;
+use std::sync::Weak;
+use std::time::Duration;
+
+use chrono::{SecondsFormat, Utc};
+
+use super::partner::{Partner, PartnerError};
+use super::states::Status;
+use super::timeline;
+use crate::store::{InvoiceRecord, NewEvent, Store, StoreError};
+
+/// Delays before the 2nd, 3rd ... attempt; after the last, the invoice fails.
+const RETRY_DELAYS_SECS: &[i64] = &[5, 30, 120, 600, 1800, 3600];
+/// How long a claim holds before another worker may take the entry over.
+const LEASE_SECS: i64 = 60;
+
+pub struct Worker {
+    store: Store,
+    partners: HashMap<String, Partner>,
+}
+
+fn at(offset_secs: i64) -> String {
+    (Utc::now() + chrono::Duration::seconds(offset_secs))
+        .to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+impl Worker {
+    pub fn new(store: Store) -> Worker {
+        let partners = ["sandbox"]
+            .into_iter()
+            .filter_map(|n| Partner::for_name(n).map(|p| (n.to_string(), p)))
+            .collect();
+        Worker { store, partners }
+    }
+
+    /// Deliver every due entry; how many were handled.
+    pub async fn drain(&self) -> Result<usize, StoreError> {
+        let mut handled = 0;
+        while let Some(id) = self.store.claim_outbox(&at(0), &at(LEASE_SECS)).await? {
+            self.deliver(&id).await?;
+            handled += 1;
+        }
+        Ok(handled)
+    }
+
+    async fn deliver(&self, invoice_id: &str) -> Result<(), StoreError> {
+        let Some(invoice) = self.store.invoice_by_id(invoice_id).await? else {
+            return Ok(());
+        };
+        let connection = match &invoice.connection_id {
+            Some(c) => self.store.connection(&invoice.tenant_id, c).await?,
+            None => None,
+        };
+        let partner = connection
+            .as_ref()
+            .and_then(|c| self.partners.get(&c.partner));
+        let Some(partner) = partner else {
+            let event = timeline::own(
+                "failed",
+                Status::Failed,
+                "no delivery partner is available for the invoice's connection".into(),
+                invoice_id,
+            );
+            return self
+                .store
+                .record_delivery(
+                    invoice_id,
+                    Status::Failed.as_str(),
+                    None,
+                    &[event],
+                    None,
+                    &at(0),
+                )
+                .await;
+        };
+        let correlation = invoice_id;
+        let mut events = vec![timeline::own(
+            "sending",
+            Status::Sending,
+            format!("handed to the delivery partner {}", partner.name()),
+            correlation,
+        )];
+        match partner.submit(&invoice, &invoice.id).await {
+            Ok(submitted) => {
+                let mut transmitted = timeline::own(
+                    "transmitted",
+                    Status::Transmitted,
+                    format!(
+                        "the delivery partner accepted the invoice for transmission (transmission id {})",
+                        submitted.transmission_id
+                    ),
+                    &submitted.transmission_id,
+                );
+                transmitted.source = partner.name().to_string();
+                events.push(transmitted);
+                let mut status = advance(Status::Sending, Status::Transmitted, &invoice);
+                for (response, reason) in submitted.responses {
+                    let (meaning, next) = response.meaning(reason.as_deref());
+                    let moved = next.filter(|n| status.can_move_to(*n));
+                    if let (Some(n), None) = (next, moved) {
+                        tracing::warn!(invoice = %invoice.id, from = status.as_str(), to = n.as_str(),
+                            "a partner event asked for an illegal status transition; kept in the timeline, status unchanged");
+                    }
+                    if let Some(n) = moved {
+                        status = n;
+                    }
+                    events.push(NewEvent {
+                        at: at(0),
+                        source: partner.name().to_string(),
+                        code: response.code(),
+                        status: moved.map(|s| s.as_str().to_string()),
+                        meaning,
+                        correlation_id: submitted.transmission_id.clone(),
+                        detail: reason,
+                    });
+                }
+                self.store
+                    .record_delivery(
+                        invoice_id,
+                        status.as_str(),
+                        Some(&submitted.transmission_id),
+                        &events,
+                        None,
+                        &at(0),
+                    )
+                    .await
+            }
+            Err(PartnerError::Retryable(why)) => {
+                let attempts = self.store.outbox_attempts(invoice_id).await?;
+                let index = usize::try_from(attempts.max(1) - 1).unwrap_or(usize::MAX);
+                match RETRY_DELAYS_SECS.get(index) {
+                    Some(delay) => {
+                        events.push(timeline::own(
+                            "retry_scheduled",
+                            Status::Queued,
+                            format!("the delivery partner cannot take it now ({why}); retrying in {delay} s"),
+                            correlation,
+                        ));
+                        self.store
+                            .record_delivery(
+                                invoice_id,
+                                Status::Queued.as_str(),
+                                None,
+                                &events,
+                                Some((&at(*delay), &why)),
+                                &at(0),
+                            )
+                            .await
+                    }
+                    None => {
+                        events.push(timeline::own(
+                            "failed",
+                            Status::Failed,
+                            format!("delivery failed after {attempts} attempts: {why}"),
+                            correlation,
+                        ));
+                        self.store
+                            .record_delivery(
+                                invoice_id,
+                                Status::Failed.as_str(),
+                                None,
+                                &events,
+                                None,
+                                &at(0),
+                            )
+                            .await
+                    }
+                }
+            }
+            Err(PartnerError::Final(why)) => {
+                events.push(timeline::own(
+                    "failed",
+                    Status::Failed,
+                    format!("the delivery partner refused the invoice: {why}"),
+                    correlation,
+                ));
+                self.store
+                    .record_delivery(
+                        invoice_id,
+                        Status::Failed.as_str(),
+                        None,
+                        &events,
+                        None,
+                        &at(0),
+                    )
+                    .await
+            }
+        }
+    }
+}
+
+fn advance(from: Status, to: Status, invoice: &InvoiceRecord) -> Status {
+    if from.can_move_to(to) {
+        to
+    } else {
+        tracing::warn!(invoice = %invoice.id, from = from.as_str(), to = to.as_str(), "illegal status transition refused");
+        from
+    }
+}
+
+/// Run the worker every `every` (and whenever woken) until it is dropped.
+pub async fn run(worker: Weak<Worker>, every: Duration, wake: std::sync::Arc<tokio::sync::Notify>) {
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = wake.notified() => {}
+        }
+        let Some(w) = worker.upgrade() else { return };
+        if let Err(e) = w.drain().await {
+            tracing::warn!(error = %e, "the delivery worker could not drain the outbox; retrying");
+        }
+    }
+}

@@ -1,0 +1,597 @@
+//! Sending as stored: connections, invoices with their hash-chained event timeline, the
+//! outbox the delivery worker drains, and idempotency keys. Everything that must happen
+//! together (an invoice, its first events and its outbox row) is one transaction.
+
+use sha2::{Digest, Sha256};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row, Transaction};
+
+use super::{opt_text, text, Store, StoreError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectionRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub partner: String,
+    pub name: String,
+    pub status: String,
+    pub created_at: String,
+    pub activated_at: Option<String>,
+}
+
+impl ConnectionRecord {
+    fn from_row(row: &AnyRow) -> Result<ConnectionRecord, sqlx::Error> {
+        Ok(ConnectionRecord {
+            id: text(row, "id")?,
+            tenant_id: text(row, "tenant_id")?,
+            partner: text(row, "partner")?,
+            name: text(row, "name")?,
+            status: text(row, "status")?,
+            created_at: text(row, "created_at")?,
+            activated_at: opt_text(row, "activated_at")?,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub connection_id: Option<String>,
+    pub status: String,
+    pub document_id: Option<String>,
+    pub buyer_endpoint: Option<String>,
+    pub sha256: String,
+    pub payload: String,
+    pub validation_id: String,
+    pub profile: String,
+    pub rules_version: String,
+    pub summary: String,
+    pub findings: String,
+    pub scenario: Option<String>,
+    pub transmission_id: Option<String>,
+    pub resubmission_of: Option<String>,
+    pub environment: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const INVOICE_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id, buyer_endpoint, \
+     sha256, payload, validation_id, profile, rules_version, summary, findings, scenario, \
+     transmission_id, resubmission_of, environment, created_at, updated_at";
+
+impl InvoiceRecord {
+    fn from_row(row: &AnyRow) -> Result<InvoiceRecord, sqlx::Error> {
+        Ok(InvoiceRecord {
+            id: text(row, "id")?,
+            tenant_id: text(row, "tenant_id")?,
+            connection_id: opt_text(row, "connection_id")?,
+            status: text(row, "status")?,
+            document_id: opt_text(row, "document_id")?,
+            buyer_endpoint: opt_text(row, "buyer_endpoint")?,
+            sha256: text(row, "sha256")?,
+            payload: text(row, "payload")?,
+            validation_id: text(row, "validation_id")?,
+            profile: text(row, "profile")?,
+            rules_version: text(row, "rules_version")?,
+            summary: text(row, "summary")?,
+            findings: text(row, "findings")?,
+            scenario: opt_text(row, "scenario")?,
+            transmission_id: opt_text(row, "transmission_id")?,
+            resubmission_of: opt_text(row, "resubmission_of")?,
+            environment: text(row, "environment")?,
+            created_at: text(row, "created_at")?,
+            updated_at: text(row, "updated_at")?,
+        })
+    }
+}
+
+/// A timeline entry to append (seq and hashes are assigned when stored).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEvent {
+    pub at: String,
+    pub source: String,
+    pub code: String,
+    pub status: Option<String>,
+    pub meaning: String,
+    pub correlation_id: String,
+    pub detail: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventRecord {
+    pub seq: i64,
+    pub at: String,
+    pub source: String,
+    pub code: String,
+    pub status: Option<String>,
+    pub meaning: String,
+    pub correlation_id: String,
+    pub detail: Option<String>,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// The chain's starting value: 64 zeros.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The hash of one entry: SHA-256 over the previous hash and the entry's fields, each
+/// followed by a newline (absent optional fields as empty lines). `invex evidence verify`
+/// recomputes it the same way.
+pub fn entry_hash(prev_hash: &str, seq: i64, e: &NewEvent) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        prev_hash,
+        &seq.to_string(),
+        &e.at,
+        &e.source,
+        &e.code,
+        e.status.as_deref().unwrap_or(""),
+        &e.meaning,
+        &e.correlation_id,
+        e.detail.as_deref().unwrap_or(""),
+    ] {
+        h.update(part.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+/// What claiming an idempotency key found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyClaim {
+    /// The key is ours: run the request.
+    New,
+    /// Another request with this key is still running.
+    Running,
+    /// The key was used with a different request.
+    Mismatch,
+    /// The first request completed: replay its answer.
+    Completed {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
+}
+
+impl Store {
+    pub async fn insert_connection(&self, c: &ConnectionRecord) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO connections (id, tenant_id, partner, name, status, created_at, activated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&c.id)
+        .bind(&c.tenant_id)
+        .bind(&c.partner)
+        .bind(&c.name)
+        .bind(&c.status)
+        .bind(&c.created_at)
+        .bind(c.activated_at.as_deref())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn connection(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<Option<ConnectionRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
+             FROM connections WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(ConnectionRecord::from_row).transpose()?)
+    }
+
+    pub async fn connections(&self, tenant_id: &str) -> Result<Vec<ConnectionRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
+             FROM connections WHERE tenant_id = $1 ORDER BY created_at",
+        )
+        .bind(tenant_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(ConnectionRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Activate a pending connection; false when it was not pending.
+    pub async fn activate_connection(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        at: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE connections SET status = 'active', activated_at = $3 \
+             WHERE tenant_id = $1 AND id = $2 AND status = 'pending'",
+        )
+        .bind(tenant_id)
+        .bind(id)
+        .bind(at)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// The tenant's first active connection.
+    pub async fn active_connection(
+        &self,
+        tenant_id: &str,
+    ) -> Result<Option<ConnectionRecord>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, tenant_id, partner, name, status, created_at, activated_at \
+             FROM connections WHERE tenant_id = $1 AND status = 'active' \
+             ORDER BY activated_at LIMIT 1",
+        )
+        .bind(tenant_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(ConnectionRecord::from_row).transpose()?)
+    }
+
+    /// Claim `key` for a request whose hash is `request_hash`. A `running` claim older
+    /// than `stale_before` (its server died mid-request) is taken over.
+    pub async fn claim_idempotency_key(
+        &self,
+        tenant_id: &str,
+        key: &str,
+        request_hash: &str,
+        now: &str,
+        expires_at: &str,
+        stale_before: &str,
+    ) -> Result<IdempotencyClaim, StoreError> {
+        // Expired keys are forgotten first, so a key may be used again after its period.
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND idem_key = $2 AND expires_at < $3",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        let inserted = sqlx::query(
+            "INSERT INTO idempotency_keys (tenant_id, idem_key, request_hash, state, created_at, expires_at) \
+             VALUES ($1, $2, $3, 'running', $4, $5) ON CONFLICT (tenant_id, idem_key) DO NOTHING",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .bind(request_hash)
+        .bind(now)
+        .bind(expires_at)
+        .execute(self.pool())
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok(IdempotencyClaim::New);
+        }
+        let row = sqlx::query(
+            "SELECT request_hash, state, status_code, content_type, response, created_at \
+             FROM idempotency_keys WHERE tenant_id = $1 AND idem_key = $2",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else {
+            // Deleted between our insert and select (expired just now): try once more.
+            return Ok(IdempotencyClaim::Running);
+        };
+        if text(&row, "request_hash")? != request_hash {
+            return Ok(IdempotencyClaim::Mismatch);
+        }
+        if text(&row, "state")? == "completed" {
+            return Ok(IdempotencyClaim::Completed {
+                status: u16::try_from(row.try_get::<i64, _>("status_code")?).unwrap_or(500),
+                content_type: opt_text(&row, "content_type")?.unwrap_or_default(),
+                body: opt_text(&row, "response")?.unwrap_or_default(),
+            });
+        }
+        let taken = sqlx::query(
+            "UPDATE idempotency_keys SET created_at = $3 \
+             WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running' AND created_at < $4",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .bind(now)
+        .bind(stale_before)
+        .execute(self.pool())
+        .await?;
+        Ok(if taken.rows_affected() == 1 {
+            IdempotencyClaim::New
+        } else {
+            IdempotencyClaim::Running
+        })
+    }
+
+    /// Store the answer of a claimed key, to be replayed.
+    pub async fn complete_idempotency_key(
+        &self,
+        tenant_id: &str,
+        key: &str,
+        status: u16,
+        content_type: &str,
+        body: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE idempotency_keys SET state = 'completed', status_code = $3, content_type = $4, response = $5 \
+             WHERE tenant_id = $1 AND idem_key = $2",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .bind(i64::from(status))
+        .bind(content_type)
+        .bind(body)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Give a claimed key up (the request failed before it changed anything), so a retry
+    /// with the same key runs again.
+    pub async fn release_idempotency_key(
+        &self,
+        tenant_id: &str,
+        key: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running'",
+        )
+        .bind(tenant_id)
+        .bind(key)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Store a new invoice with its first events and, when `queue_at` is given, its outbox
+    /// row — all or nothing.
+    pub async fn insert_invoice(
+        &self,
+        inv: &InvoiceRecord,
+        events: &[NewEvent],
+        queue_at: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(&format!(
+            "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES \
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+        ))
+        .bind(&inv.id)
+        .bind(&inv.tenant_id)
+        .bind(inv.connection_id.as_deref())
+        .bind(&inv.status)
+        .bind(inv.document_id.as_deref())
+        .bind(inv.buyer_endpoint.as_deref())
+        .bind(&inv.sha256)
+        .bind(&inv.payload)
+        .bind(&inv.validation_id)
+        .bind(&inv.profile)
+        .bind(&inv.rules_version)
+        .bind(&inv.summary)
+        .bind(&inv.findings)
+        .bind(inv.scenario.as_deref())
+        .bind(inv.transmission_id.as_deref())
+        .bind(inv.resubmission_of.as_deref())
+        .bind(&inv.environment)
+        .bind(&inv.created_at)
+        .bind(&inv.updated_at)
+        .execute(&mut *tx)
+        .await?;
+        append_events(&mut tx, &inv.id, events).await?;
+        if let Some(at) = queue_at {
+            sqlx::query(
+                "INSERT INTO outbox (invoice_id, attempts, next_attempt_at) VALUES ($1, 0, $2)",
+            )
+            .bind(&inv.id)
+            .bind(at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn invoice(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<Option<InvoiceRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE tenant_id = $1 AND id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(InvoiceRecord::from_row).transpose()?)
+    }
+
+    /// An invoice by id alone (the delivery worker).
+    pub async fn invoice_by_id(&self, id: &str) -> Result<Option<InvoiceRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(InvoiceRecord::from_row).transpose()?)
+    }
+
+    /// Invoices of a tenant with this document hash (duplicate detection, tests).
+    pub async fn invoice_count(&self, tenant_id: &str) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT COUNT(*) AS n FROM invoices WHERE tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row.try_get::<i64, _>("n")?)
+    }
+
+    pub async fn invoice_events(&self, invoice_id: &str) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT seq, at, source, code, status, meaning, correlation_id, detail, prev_hash, hash \
+             FROM invoice_events WHERE invoice_id = $1 ORDER BY seq",
+        )
+        .bind(invoice_id)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(EventRecord {
+                    seq: r.try_get::<i64, _>("seq")?,
+                    at: text(r, "at")?,
+                    source: text(r, "source")?,
+                    code: text(r, "code")?,
+                    status: opt_text(r, "status")?,
+                    meaning: text(r, "meaning")?,
+                    correlation_id: text(r, "correlation_id")?,
+                    detail: opt_text(r, "detail")?,
+                    prev_hash: text(r, "prev_hash")?,
+                    hash: text(r, "hash")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// Claim the next due outbox entry until `lease_until`; its invoice id. A claim is a
+    /// compare-and-set on the row, so two workers (two instances) never hold one entry.
+    pub async fn claim_outbox(
+        &self,
+        now: &str,
+        lease_until: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let candidates = sqlx::query(
+            "SELECT invoice_id FROM outbox WHERE done_at IS NULL AND next_attempt_at <= $1 \
+             AND (claimed_until IS NULL OR claimed_until < $1) ORDER BY next_attempt_at LIMIT 8",
+        )
+        .bind(now)
+        .fetch_all(self.pool())
+        .await?;
+        for row in candidates {
+            let id = text(&row, "invoice_id")?;
+            let claimed = sqlx::query(
+                "UPDATE outbox SET claimed_until = $2, attempts = attempts + 1 \
+                 WHERE invoice_id = $1 AND done_at IS NULL \
+                 AND (claimed_until IS NULL OR claimed_until < $3)",
+            )
+            .bind(&id)
+            .bind(lease_until)
+            .bind(now)
+            .execute(self.pool())
+            .await?;
+            if claimed.rows_affected() == 1 {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Attempts made so far for an outbox entry.
+    pub async fn outbox_attempts(&self, invoice_id: &str) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT attempts FROM outbox WHERE invoice_id = $1")
+            .bind(invoice_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row.try_get::<i64, _>("attempts")?)
+    }
+
+    /// Record the outcome of a delivery attempt: new status, events, transmission id, and
+    /// the outbox entry done (or rescheduled at `retry_at`) — one transaction.
+    pub async fn record_delivery(
+        &self,
+        invoice_id: &str,
+        status: &str,
+        transmission_id: Option<&str>,
+        events: &[NewEvent],
+        retry_at: Option<(&str, &str)>,
+        now: &str,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "UPDATE invoices SET status = $2, transmission_id = COALESCE($3, transmission_id), updated_at = $4 \
+             WHERE id = $1",
+        )
+        .bind(invoice_id)
+        .bind(status)
+        .bind(transmission_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        append_events(&mut tx, invoice_id, events).await?;
+        match retry_at {
+            Some((at, error)) => {
+                sqlx::query(
+                    "UPDATE outbox SET next_attempt_at = $2, claimed_until = NULL, last_error = $3 \
+                     WHERE invoice_id = $1",
+                )
+                .bind(invoice_id)
+                .bind(at)
+                .bind(error)
+                .execute(&mut *tx)
+                .await?;
+            }
+            None => {
+                sqlx::query(
+                    "UPDATE outbox SET done_at = $2, claimed_until = NULL WHERE invoice_id = $1",
+                )
+                .bind(invoice_id)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+/// Append events after the invoice's last one, continuing the hash chain.
+async fn append_events(
+    tx: &mut Transaction<'static, Any>,
+    invoice_id: &str,
+    events: &[NewEvent],
+) -> Result<(), StoreError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let last = sqlx::query(
+        "SELECT seq, hash FROM invoice_events WHERE invoice_id = $1 ORDER BY seq DESC LIMIT 1",
+    )
+    .bind(invoice_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let (mut seq, mut prev) = match last {
+        Some(r) => (r.try_get::<i64, _>("seq")?, text(&r, "hash")?),
+        None => (0, GENESIS_HASH.to_string()),
+    };
+    for e in events {
+        seq += 1;
+        let hash = entry_hash(&prev, seq, e);
+        sqlx::query(
+            "INSERT INTO invoice_events (invoice_id, seq, at, source, code, status, meaning, \
+             correlation_id, detail, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(invoice_id)
+        .bind(seq)
+        .bind(&e.at)
+        .bind(&e.source)
+        .bind(&e.code)
+        .bind(e.status.as_deref())
+        .bind(&e.meaning)
+        .bind(&e.correlation_id)
+        .bind(e.detail.as_deref())
+        .bind(&prev)
+        .bind(&hash)
+        .execute(&mut **tx)
+        .await?;
+        prev = hash;
+    }
+    Ok(())
+}

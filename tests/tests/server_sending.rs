@@ -1,0 +1,446 @@
+//! Sending end to end: connections, idempotency, validate-first with the remediation flow,
+//! asynchronous delivery through the sandbox partner, and the hash-chained timeline.
+
+mod support;
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use support::{example, invalid_invoice, problem, TestServer, BOOTSTRAP};
+
+async fn connect(s: &TestServer) -> String {
+    let r = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox", "name": "test partner"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let c: Value = r.json().await.unwrap();
+    assert_eq!(c["status"], "pending");
+    let id = c["id"].as_str().unwrap().to_string();
+    let r = s
+        .v1(
+            Method::POST,
+            &format!("/v1/connections/{id}/activate"),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    id
+}
+
+async fn send(
+    s: &TestServer,
+    key: Option<&str>,
+    scenario: Option<&str>,
+    xml: Vec<u8>,
+) -> reqwest::Response {
+    let mut req = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .body(xml);
+    if let Some(k) = key {
+        req = req.header("Idempotency-Key", k);
+    }
+    if let Some(sc) = scenario {
+        req = req.header("Invex-Sandbox-Scenario", sc);
+    }
+    req.send().await.unwrap()
+}
+
+async fn timeline(s: &TestServer, id: &str) -> Value {
+    s.api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Wait until the invoice's timeline ends with `code`.
+async fn until_last(s: &TestServer, id: &str, code: &str) -> Value {
+    for _ in 0..100 {
+        let t = timeline(s, id).await;
+        if t["events"].as_array().unwrap().last().unwrap()["code"] == code {
+            return t;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the timeline of {id} never reached {code}: {}",
+        timeline(s, id).await
+    );
+}
+
+fn codes(t: &Value) -> Vec<String> {
+    t["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Recompute the chain: each hash is SHA-256 over the previous hash and the entry's fields,
+/// newline-terminated.
+fn assert_chain(t: &Value) {
+    let mut prev = "0".repeat(64);
+    for e in t["events"].as_array().unwrap() {
+        assert_eq!(e["prev_hash"], prev.as_str());
+        let mut h = Sha256::new();
+        let field = |v: &Value| v.as_str().map(str::to_string).unwrap_or_default();
+        for part in [
+            prev.clone(),
+            e["seq"].as_i64().unwrap().to_string(),
+            field(&e["at"]),
+            field(&e["source"]),
+            field(&e["code"]),
+            field(&e["status"]),
+            field(&e["meaning"]),
+            field(&e["correlation_id"]),
+            field(&e["detail"]),
+        ] {
+            h.update(part.as_bytes());
+            h.update(b"\n");
+        }
+        let hash = hex::encode(h.finalize());
+        assert_eq!(e["hash"], hash.as_str(), "entry {e}");
+        prev = hash;
+    }
+    assert_eq!(t["chain_head"], prev.as_str());
+}
+
+#[tokio::test]
+async fn sending_needs_a_key_and_an_active_connection() {
+    let s = TestServer::start().await;
+    let p = problem(send(&s, None, None, example("invoice-sk.xml")).await, 400).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#idempotency-key-missing"));
+    let p = problem(
+        send(&s, Some("k-1"), None, example("invoice-sk.xml")).await,
+        409,
+    )
+    .await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#no-active-connection"));
+    // A pending connection is not enough.
+    let r = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .unwrap();
+    let pending: Value = r.json().await.unwrap();
+    problem(
+        send(&s, Some("k-1"), None, example("invoice-sk.xml")).await,
+        409,
+    )
+    .await;
+    let id = pending["id"].as_str().unwrap();
+    let activate = || {
+        s.v1(
+            Method::POST,
+            &format!("/v1/connections/{id}/activate"),
+            BOOTSTRAP,
+        )
+        .send()
+    };
+    let active: Value = activate().await.unwrap().json().await.unwrap();
+    assert_eq!(active["status"], "active");
+    problem(activate().await.unwrap(), 409).await;
+    // The refused requests did not use the key up.
+    assert_eq!(
+        send(&s, Some("k-1"), None, example("invoice-sk.xml"))
+            .await
+            .status(),
+        202
+    );
+    // Unknown partners and scenarios are refused.
+    let r = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "nonexistent"}))
+        .send()
+        .await
+        .unwrap();
+    problem(r, 422).await;
+    problem(
+        send(
+            &s,
+            Some("k-2"),
+            Some("eaten-by-dog"),
+            example("invoice-sk.xml"),
+        )
+        .await,
+        422,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_invoice_with_fatal_findings_enters_remediation_and_is_not_sent() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let p = problem(send(&s, Some("bad-1"), None, invalid_invoice()).await, 422).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#remediation-required"));
+    assert_eq!(p["status"], 422);
+    let findings = p["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    assert!(findings.iter().all(|f| f["severity"] == "fatal"), "{p}");
+    let id = p["invoice_id"].as_str().unwrap().to_string();
+    let inv: Value = s
+        .v1(Method::GET, &format!("/v1/invoices/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(inv["status"], "remediation_required");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t = timeline(&s, &id).await;
+    assert_eq!(
+        codes(&t),
+        ["received", "remediation_required"],
+        "never queued or sent"
+    );
+    assert_chain(&t);
+    // The corrected document references the rejected one.
+    let r = s
+        .v1(
+            Method::POST,
+            &format!("/v1/invoice/send?resubmission_of={id}"),
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "good-1")
+        .body(example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let accepted: Value = r.json().await.unwrap();
+    let fixed: Value = s
+        .v1(
+            Method::GET,
+            accepted["links"]["self"].as_str().unwrap(),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(fixed["resubmission_of"], id.as_str());
+}
+
+#[tokio::test]
+async fn an_accepted_invoice_is_delivered_and_its_timeline_tells_the_story() {
+    let s = TestServer::start().await;
+    let connection = connect(&s).await;
+    let r = send(&s, Some("happy-1"), None, example("invoice-sk.xml")).await;
+    assert_eq!(r.status(), 202);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["status"], "queued");
+    assert_eq!(body["connection_id"], connection.as_str());
+    assert_eq!(body["validation"]["verdict"], "valid");
+    let id = body["id"].as_str().unwrap().to_string();
+    let t = until_last(&s, &id, "IR:AP").await;
+    assert_eq!(
+        codes(&t),
+        [
+            "received",
+            "validated",
+            "queued",
+            "sending",
+            "transmitted",
+            "MLS:AB",
+            "MLS:AP",
+            "IR:AB",
+            "IR:AP"
+        ]
+    );
+    assert_eq!(t["status"], "accepted");
+    let ab = &t["events"][5];
+    assert_eq!(ab["status"], "delivered");
+    assert!(ab["meaning"]
+        .as_str()
+        .unwrap()
+        .contains("not business acceptance"));
+    assert_eq!(ab["correlation_id"], t["transmission_id"]);
+    assert_chain(&t);
+    // The /api family needs its own header; other tenants see nothing.
+    let r = s
+        .v1(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    problem(r, 401).await;
+}
+
+#[tokio::test]
+async fn sandbox_scenarios_end_in_their_statuses() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    for (scenario, last, status) in [
+        ("rejected", "IR:RE", "rejected"),
+        ("under_query", "IR:UQ", "under_query"),
+        ("conditionally_accepted", "IR:CA", "conditionally_accepted"),
+        ("transport_rejection", "MLS:RE", "rejected"),
+        ("delivery_failure", "MLS:RE", "failed"),
+        ("no_response", "MLS:AB", "delivered"),
+    ] {
+        let r = send(
+            &s,
+            Some(scenario),
+            Some(scenario),
+            example("invoice-sk.xml"),
+        )
+        .await;
+        assert_eq!(r.status(), 202, "{scenario}");
+        let id = r.json::<Value>().await.unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let t = until_last(&s, &id, last).await;
+        assert_eq!(t["status"], status, "{scenario}: {t}");
+    }
+}
+
+#[tokio::test]
+async fn one_idempotency_key_sends_once_however_often_it_is_used() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let first = send(&s, Some("same"), None, example("invoice-sk.xml")).await;
+    assert_eq!(first.status(), 202);
+    let first: Value = first.json().await.unwrap();
+    let again = send(&s, Some("same"), None, example("invoice-sk.xml")).await;
+    assert_eq!(again.status(), 202);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(again.json::<Value>().await.unwrap(), first);
+    let p = problem(send(&s, Some("same"), None, invalid_invoice()).await, 422).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("#idempotency-key-reused"));
+
+    // Many concurrent requests with one new key: one invoice, one delivery.
+    let requests = (0..100).map(|_| send(&s, Some("burst"), None, example("invoice-sk.xml")));
+    let answers = futures_util::future::join_all(requests).await;
+    let mut ids = Vec::new();
+    for r in answers {
+        match r.status().as_u16() {
+            202 => ids.push(
+                r.json::<Value>().await.unwrap()["id"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            ),
+            409 => {
+                let p = problem(r, 409).await;
+                assert!(p["type"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("#idempotency-request-in-progress"));
+            }
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let store = &s.running.as_ref().unwrap().state.store;
+    assert_eq!(store.invoice_count("ten_operator").await.unwrap(), 2);
+    let t = until_last(&s, &ids[0], "IR:AP").await;
+    assert_eq!(codes(&t).iter().filter(|c| *c == "transmitted").count(), 1);
+}
+
+#[tokio::test]
+async fn the_api_route_takes_a_multipart_xml_file() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let form = reqwest::multipart::Form::new().part(
+        "xml_file",
+        reqwest::multipart::Part::bytes(example("invoice-sk.xml")).file_name("invoice-sk.xml"),
+    );
+    let r = s
+        .api(Method::POST, "/api/send", BOOTSTRAP)
+        .header("Idempotency-Key", "api-1")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let body: Value = r.json().await.unwrap();
+    assert!(body["document_id"].is_string());
+    let form = reqwest::multipart::Form::new().text("profile", "peppol-bis3-sk");
+    let r = s
+        .api(Method::POST, "/api/send", BOOTSTRAP)
+        .header("Idempotency-Key", "api-2")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    problem(r, 400).await;
+}
+
+#[tokio::test]
+async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
+    // An instance without a worker accepts invoices; it stops before any is delivered.
+    let mut s = TestServer::with(|c| c.sending.worker = false).await;
+    connect(&s).await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let r = send(
+            &s,
+            Some(&format!("restart-{n}")),
+            None,
+            example("invoice-sk.xml"),
+        )
+        .await;
+        assert_eq!(r.status(), 202);
+        ids.push(
+            r.json::<Value>().await.unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    // A worker that claimed one entry and died: its lease has run out.
+    let store = s.running.as_ref().unwrap().state.store.clone();
+    let past = "2000-01-01T00:00:00.000000Z";
+    let claimed = store
+        .claim_outbox("9999-01-01T00:00:00Z", past)
+        .await
+        .unwrap();
+    assert!(claimed.is_some());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(timeline(&s, &ids[0]).await["status"], "queued");
+    s.running.take().unwrap().shutdown().await.unwrap();
+
+    // The next start (with its worker) delivers every one of them, once.
+    let dir = std::mem::replace(&mut s.dir, tempfile::tempdir().unwrap());
+    let s = TestServer::launch(support::config(dir.path()), Some(support::shipped()), dir).await;
+    for id in &ids {
+        let t = until_last(&s, id, "IR:AP").await;
+        assert_eq!(
+            codes(&t).iter().filter(|c| *c == "transmitted").count(),
+            1,
+            "{t}"
+        );
+        assert_chain(&t);
+    }
+}
