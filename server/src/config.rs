@@ -116,6 +116,9 @@ pub struct Config {
     /// Peppol discovery (`[peppol]`).
     #[serde(default)]
     pub peppol: crate::peppol::PeppolConfig,
+    /// Webhook delivery (`[webhooks]`): worker, timeout, retry schedule.
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhooksConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -138,6 +141,7 @@ impl Default for Config {
             sending: crate::sending::config::SendingConfig::default(),
             company: crate::company::CompanyConfig::default(),
             peppol: crate::peppol::PeppolConfig::default(),
+            webhooks: crate::webhooks::WebhooksConfig::default(),
         }
     }
 }
@@ -232,6 +236,9 @@ impl Config {
                 "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
                 "PEPPOL_CACHE_TTL_SECS" => {
                     self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?
+                }
+                k if k.starts_with("WEBHOOKS_") => {
+                    self.webhooks.apply_env(k, value).map_err(bad)?
                 }
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}

@@ -19,6 +19,7 @@ pub mod store;
 pub mod usage;
 pub mod validation;
 pub mod vat;
+pub mod webhooks;
 
 pub use config::{Config, Mode};
 pub use server::{start, Running};

@@ -15,6 +15,7 @@ use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
     self, company, health, keys, peppol, rulepacks, sending, tenants, usage, validate, vat,
+    webhooks,
 };
 use crate::state::AppState;
 
@@ -42,6 +43,8 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
+        webhooks::create, webhooks::list, webhooks::get_one, webhooks::update, webhooks::remove,
+        webhooks::rotate_secret, webhooks::test, webhooks::deliveries, webhooks::redeliver,
     ),
     components(schemas(crate::problem::ProblemBody, crate::sending::states::Status)),
     tags(
@@ -55,6 +58,7 @@ rejected and failed end a delivery; remediation_required (fatal findings: stored
 Idempotency keys are kept 24 hours."),
         (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
+        (name = "webhooks", description = "Webhook endpoints (Standard Webhooks). Each event is POSTed as JSON `{\"type\": \"invoice.delivered\", \"timestamp\": \"<RFC 3339>\", \"data\": {...}}` with headers `webhook-id` (the event id, the same on every retry: deduplicate on it), `webhook-timestamp` (unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`; space-separated signatures during a secret rotation's 24 hours) and `invex-correlation-id`. Event types: `invoice.delivered` (transport confirmed delivery), `invoice.rejected` (transport or business rejection), `invoice.attention_needed` (conditional acceptance, timeout, workflow conflict), `invoice.archived` (closed, evidence package ready), `invoice.artifacts_ready` (final XML and PDF ready), `invoice.remediation_required` (correct and resubmit), `invoice.failed`, `webhook.test`. A 2xx answer delivers; 410 disables the endpoint; anything else (or no answer within the timeout, 10 s by default) is retried with ±20 % jitter after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery fails. At-least-once; per endpoint, first attempts follow event order, retries may overtake. Every attempt is in the delivery log."),
         (name = "operations", description = "Health, readiness, metrics"),
     )
 )]

@@ -46,6 +46,8 @@ pub struct Running {
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
     _watch: Option<WatchGuard>,
+    /// The webhook delivery worker, when this instance runs one.
+    webhooks: Option<crate::webhooks::WorkerHandle>,
 }
 
 impl Running {
@@ -72,6 +74,9 @@ impl Running {
 
     /// After the last request: write the pending usage counts, close the database.
     async fn finish(&self) {
+        if let Some(worker) = &self.webhooks {
+            worker.stop().await;
+        }
         if let Err(e) = self.state.meter.flush().await {
             tracing::error!(error = %e, "usage counts of the last second could not be written");
         }
@@ -171,6 +176,8 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         Arc::downgrade(&meter),
         Duration::from_secs(1),
     ));
+    let webhooks = crate::webhooks::worker::spawn(state.store.clone(), &state.config.webhooks)
+        .map_err(|e| StartError::Task(e.to_string()))?;
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     Ok(Running {
         addr,
@@ -179,6 +186,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         shutdown: Some(tx),
         task,
         _watch: watch,
+        webhooks,
     })
 }
 

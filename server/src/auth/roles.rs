@@ -47,6 +47,8 @@ pub mod allow {
     pub const INVOICE_WORK: &[Role] = &[Role::Admin, Role::Accountant, Role::Developer];
     /// Evidence packages: administrators and auditors.
     pub const AUDIT: &[Role] = &[Role::Admin, Role::Auditor];
+    /// Routes that configure integrations (webhook endpoints).
+    pub const INTEGRATION: &[Role] = &[Role::Admin, Role::Developer];
     /// Routes that only read.
     pub const READ: &[Role] = &[
         Role::Admin,

@@ -12,6 +12,7 @@ pub mod tenants;
 pub mod usage;
 pub mod validate;
 pub mod vat;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{from_fn_with_state, map_response};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, delete, get, post, MethodRouter};
+use axum::routing::{any, delete, get, patch, post, MethodRouter};
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 
@@ -184,6 +185,66 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/tenants", Roles(allow::ADMIN)),
             get(tenants::list),
+        ),
+        (
+            e(Method::POST, "/v1/webhooks", Roles(allow::INTEGRATION)),
+            post(webhooks::create),
+        ),
+        (
+            e(Method::GET, "/v1/webhooks", Roles(allow::INTEGRATION)),
+            get(webhooks::list),
+        ),
+        (
+            e(Method::GET, "/v1/webhooks/{id}", Roles(allow::INTEGRATION)),
+            get(webhooks::get_one),
+        ),
+        (
+            e(
+                Method::PATCH,
+                "/v1/webhooks/{id}",
+                Roles(allow::INTEGRATION),
+            ),
+            patch(webhooks::update),
+        ),
+        (
+            e(
+                Method::DELETE,
+                "/v1/webhooks/{id}",
+                Roles(allow::INTEGRATION),
+            ),
+            delete(webhooks::remove),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/webhooks/{id}/rotate-secret",
+                Roles(allow::INTEGRATION),
+            ),
+            post(webhooks::rotate_secret),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/webhooks/{id}/test",
+                Roles(allow::INTEGRATION),
+            ),
+            post(webhooks::test),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/webhooks/{id}/deliveries",
+                Roles(allow::INTEGRATION),
+            ),
+            get(webhooks::deliveries),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+                Roles(allow::INTEGRATION),
+            ),
+            post(webhooks::redeliver),
         ),
     ]
 }

@@ -6,6 +6,7 @@ mod sending;
 mod tenants;
 mod usage;
 mod validations;
+pub mod webhooks;
 
 use std::sync::{Arc, Once};
 

@@ -1,0 +1,504 @@
+//! Webhook endpoints of the caller's tenant: register, list, change, delete, rotate the
+//! secret, send a test event, read the delivery log and redeliver.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Principal;
+use crate::problem::Problem;
+use crate::state::AppState;
+use crate::store;
+use crate::store::webhooks::{AttemptRecord, EndpointRecord};
+use crate::webhooks::{self, signing, EventType};
+
+/// How long a rotated-out secret keeps signing beside the new one.
+pub const ROTATION_OVERLAP_HOURS: i64 = 24;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWebhook {
+    /// Where to POST events: `https://...` (`http://` only to loopback hosts in the sandbox,
+    /// or when the server sets `webhooks.allow_http`).
+    pub url: String,
+    /// Event types to receive (at least one), e.g. `["invoice.delivered", "invoice.rejected"]`.
+    #[schema(value_type = Vec<EventType>)]
+    pub event_types: Vec<String>,
+    /// What the endpoint is for (at most 200 characters).
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateWebhook {
+    pub url: Option<String>,
+    #[schema(value_type = Option<Vec<EventType>>)]
+    pub event_types: Option<Vec<String>>,
+    /// `false` stops deliveries (pending ones are cancelled); `true` resumes new ones.
+    pub enabled: Option<bool>,
+    /// An empty string removes the description.
+    pub description: Option<String>,
+}
+
+/// An endpoint as shown: never its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    /// `whe_...`
+    pub id: String,
+    pub url: String,
+    pub description: Option<String>,
+    #[schema(value_type = Vec<EventType>)]
+    pub event_types: Vec<String>,
+    pub enabled: bool,
+    /// Why the server disabled the endpoint (e.g. its receiver answered 410 Gone).
+    pub disabled_reason: Option<String>,
+    /// Until when the secret before the last rotation still signs (beside the new one).
+    pub previous_secret_expires_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<EndpointRecord> for WebhookView {
+    fn from(r: EndpointRecord) -> WebhookView {
+        let now = store::now();
+        WebhookView {
+            id: r.id,
+            url: r.url,
+            description: r.description,
+            event_types: r.event_types,
+            enabled: r.enabled,
+            disabled_reason: r.disabled_reason,
+            previous_secret_expires_at: r.previous_expires_at.filter(|t| *t > now),
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// An endpoint with its signing secret: shown only when created or rotated.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookWithSecret {
+    #[serde(flatten)]
+    pub webhook: WebhookView,
+    /// `whsec_` + base64 of 32 random bytes. Store it now: it is not shown again. Verify
+    /// `webhook-signature` with it: `v1,` + base64 HMAC-SHA256(base64-decoded part after
+    /// `whsec_`, `{webhook-id}.{webhook-timestamp}.{body}`).
+    pub secret: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
+}
+
+/// A queued event (test event or redelivery).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Queued {
+    /// The event id, sent as `webhook-id`.
+    pub event_id: String,
+    pub delivery_id: String,
+}
+
+/// One delivery attempt.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptView {
+    /// `wat_...`
+    pub id: String,
+    /// `dlv_...`: redeliver with `POST .../deliveries/{delivery_id}/redeliver`.
+    pub delivery_id: String,
+    /// The delivery now: `pending`, `delivered`, `failed` or `cancelled`.
+    pub delivery_status: String,
+    pub event_id: String,
+    pub event_type: String,
+    /// 1 for the first attempt of a delivery.
+    pub attempt: i64,
+    /// The receiver's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// Why no answer came (timeout, connection failed, ...).
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    pub correlation_id: Option<String>,
+    pub attempted_at: String,
+}
+
+impl From<AttemptRecord> for AttemptView {
+    fn from(a: AttemptRecord) -> AttemptView {
+        AttemptView {
+            id: a.id,
+            delivery_id: a.delivery_id,
+            delivery_status: a.delivery_status,
+            event_id: a.event_id,
+            event_type: a.event_type,
+            attempt: a.attempt,
+            http_status: a.http_status,
+            error: a.error,
+            duration_ms: a.duration_ms,
+            correlation_id: a.correlation_id,
+            attempted_at: a.attempted_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttemptPage {
+    /// Newest first.
+    pub attempts: Vec<AttemptView>,
+    /// Pass as `cursor` for the next (older) page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct PageQuery {
+    /// Page size, 1–200 (default 50).
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+fn check_url(state: &AppState, url: &str) -> Result<String, Problem> {
+    webhooks::check_url(url, state.config.mode, state.config.webhooks.allow_http).map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "webhook-url-not-allowed",
+            "The webhook URL is not accepted",
+            e.to_string(),
+        )
+        .with("field", "url")
+    })
+}
+
+fn check_event_types(names: &[String]) -> Result<Vec<String>, Problem> {
+    if names.is_empty() {
+        return Err(Problem::invalid_field(
+            "event_types",
+            "`event_types` must name at least one event type",
+        ));
+    }
+    let unknown: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| EventType::parse(n).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unknown-event-type",
+            "Unknown event type",
+            format!("unknown event types: {}", unknown.join(", ")),
+        )
+        .with("field", "event_types")
+        .with("unknown", &unknown)
+        .with("known_event_types", EventType::names()));
+    }
+    // Stored in the canonical order, once each.
+    Ok(EventType::ALL
+        .into_iter()
+        .map(EventType::as_str)
+        .filter(|t| names.iter().any(|n| n == t))
+        .map(str::to_string)
+        .collect())
+}
+
+fn check_description(d: Option<String>) -> Result<Option<String>, Problem> {
+    let d = d.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    if d.as_ref().is_some_and(|s| s.chars().count() > 200) {
+        return Err(Problem::invalid_field(
+            "description",
+            "`description` must be at most 200 characters",
+        ));
+    }
+    Ok(d)
+}
+
+async fn find(
+    state: &AppState,
+    principal: &Principal,
+    id: &str,
+) -> Result<EndpointRecord, Problem> {
+    state
+        .store
+        .webhook_endpoint(&principal.tenant_id, id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no webhook endpoint `{id}` in this tenant")))
+}
+
+fn disabled(id: &str) -> Problem {
+    Problem::conflict(
+        "webhook-disabled",
+        format!("webhook endpoint `{id}` is disabled; enable it with PATCH first"),
+    )
+}
+
+fn correlation_id() -> Option<String> {
+    crate::context::current().map(|c| c.id)
+}
+
+#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks",
+    request_body = CreateWebhook,
+    responses((status = 201, description = "The endpoint and its secret, shown once", body = WebhookWithSecret),
+              (status = 422, description = "URL not accepted, unknown or no event types", body = crate::problem::ProblemBody)))]
+pub async fn create(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Json(body): Json<CreateWebhook>,
+) -> Result<(StatusCode, Json<WebhookWithSecret>), Problem> {
+    let url = check_url(&state, &body.url)?;
+    let event_types = check_event_types(&body.event_types)?;
+    let description = check_description(body.description)?;
+    let now = store::now();
+    let record = EndpointRecord {
+        id: store::new_id("whe"),
+        tenant_id: principal.tenant_id.clone(),
+        url,
+        description,
+        event_types,
+        enabled: true,
+        disabled_reason: None,
+        secret: signing::generate_secret(),
+        previous_secret: None,
+        previous_expires_at: None,
+        created_at: now.clone(),
+        updated_at: now,
+    };
+    state.store.insert_webhook_endpoint(&record).await?;
+    tracing::info!(webhook_id = %record.id, "webhook endpoint created");
+    let secret = record.secret.clone();
+    Ok((
+        StatusCode::CREATED,
+        Json(WebhookWithSecret {
+            webhook: record.into(),
+            secret,
+        }),
+    ))
+}
+
+#[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks",
+    responses((status = 200, description = "The tenant's endpoints (no secrets)", body = WebhookList)))]
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<WebhookList>, Problem> {
+    let list = state.store.webhook_endpoints(&principal.tenant_id).await?;
+    Ok(Json(WebhookList {
+        webhooks: list.into_iter().map(WebhookView::from).collect(),
+    }))
+}
+
+#[utoipa::path(get, path = "/v1/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
+    responses((status = 200, description = "The endpoint (no secret)", body = WebhookView),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<WebhookView>, Problem> {
+    Ok(Json(find(&state, &principal, &id).await?.into()))
+}
+
+#[utoipa::path(patch, path = "/v1/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
+    request_body = UpdateWebhook,
+    responses((status = 200, description = "The endpoint as changed", body = WebhookView),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody),
+              (status = 422, description = "URL not accepted, unknown or no event types", body = crate::problem::ProblemBody)))]
+pub async fn update(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    Json(body): Json<UpdateWebhook>,
+) -> Result<Json<WebhookView>, Problem> {
+    let mut record = find(&state, &principal, &id).await?;
+    if let Some(url) = body.url {
+        record.url = check_url(&state, &url)?;
+    }
+    if let Some(types) = body.event_types {
+        record.event_types = check_event_types(&types)?;
+    }
+    if body.description.is_some() {
+        record.description = check_description(body.description)?;
+    }
+    if let Some(enabled) = body.enabled {
+        if enabled && !record.enabled {
+            record.disabled_reason = None;
+        }
+        if !enabled && record.enabled {
+            record.disabled_reason = Some("disabled through the API".into());
+        }
+        record.enabled = enabled;
+    }
+    record.updated_at = store::now();
+    state.store.update_webhook_endpoint(&record).await?;
+    Ok(Json(record.into()))
+}
+
+#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
+    responses((status = 204, description = "Deleted, with its pending deliveries and its log"),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, Problem> {
+    if state
+        .store
+        .delete_webhook_endpoint(&principal.tenant_id, &id)
+        .await?
+    {
+        tracing::info!(webhook_id = %id, "webhook endpoint deleted");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(Problem::not_found(format!(
+            "no webhook endpoint `{id}` in this tenant"
+        )))
+    }
+}
+
+#[utoipa::path(post, path = "/v1/webhooks/{id}/rotate-secret", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
+    responses((status = 200, description = "The new secret, shown once. For 24 hours the old secret signs too: \
+`webhook-signature` carries both signatures, space-separated", body = WebhookWithSecret),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn rotate_secret(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<WebhookWithSecret>, Problem> {
+    let mut record = find(&state, &principal, &id).await?;
+    let expires = chrono::Utc::now() + chrono::Duration::hours(ROTATION_OVERLAP_HOURS);
+    record.previous_secret = Some(std::mem::replace(
+        &mut record.secret,
+        signing::generate_secret(),
+    ));
+    record.previous_expires_at = Some(expires.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+    record.updated_at = store::now();
+    state.store.update_webhook_endpoint(&record).await?;
+    tracing::info!(webhook_id = %id, "webhook secret rotated");
+    let secret = record.secret.clone();
+    Ok(Json(WebhookWithSecret {
+        webhook: record.into(),
+        secret,
+    }))
+}
+
+#[utoipa::path(post, path = "/v1/webhooks/{id}/test", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
+    responses((status = 202, description = "A `webhook.test` event is queued to this endpoint", body = Queued),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody),
+              (status = 409, description = "The endpoint is disabled", body = crate::problem::ProblemBody)))]
+pub async fn test(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Queued>), Problem> {
+    let record = find(&state, &principal, &id).await?;
+    if !record.enabled {
+        return Err(disabled(&id));
+    }
+    let correlation = correlation_id();
+    let mut tx = state
+        .store
+        .pool()
+        .begin()
+        .await
+        .map_err(store::StoreError::from)?;
+    let emitted = webhooks::events::emit_to(
+        &mut tx,
+        &principal.tenant_id,
+        EventType::WebhookTest,
+        correlation.as_deref(),
+        serde_json::json!({
+            "webhook_id": id,
+            "message": "a test event sent on request; no invoice is concerned",
+        }),
+        Some(&id),
+    )
+    .await?;
+    // Disabled (or deleted) since it was read: nothing was queued, so keep nothing.
+    let Some(delivery_id) = emitted.delivery_ids.into_iter().next() else {
+        tx.rollback().await.map_err(store::StoreError::from)?;
+        return Err(disabled(&id));
+    };
+    tx.commit().await.map_err(store::StoreError::from)?;
+    webhooks::worker::wake();
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(Queued {
+            event_id: emitted.event_id,
+            delivery_id,
+        }),
+    ))
+}
+
+#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)"), PageQuery),
+    responses((status = 200, description = "Delivery attempts, newest first", body = AttemptPage),
+              (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn deliveries(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> Result<Json<AttemptPage>, Problem> {
+    find(&state, &principal, &id).await?;
+    let limit = page.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(Problem::invalid_field("limit", "`limit` must be 1 to 200"));
+    }
+    let mut rows = state
+        .store
+        .webhook_attempts(&principal.tenant_id, &id, page.cursor.as_deref(), limit + 1)
+        .await?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next_cursor = if more {
+        rows.last().map(|r| r.id.clone())
+    } else {
+        None
+    };
+    Ok(Json(AttemptPage {
+        attempts: rows.into_iter().map(AttemptView::from).collect(),
+        next_cursor,
+    }))
+}
+
+#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)"),
+           ("delivery_id" = String, Path, description = "Delivery id (`dlv_...`)")),
+    responses((status = 202, description = "The same event (same `webhook-id`) is queued again as a new delivery", body = Queued),
+              (status = 404, description = "No such endpoint or delivery in this tenant", body = crate::problem::ProblemBody),
+              (status = 409, description = "The endpoint is disabled", body = crate::problem::ProblemBody)))]
+pub async fn redeliver(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path((id, delivery_id)): Path<(String, String)>,
+) -> Result<(StatusCode, Json<Queued>), Problem> {
+    let record = find(&state, &principal, &id).await?;
+    let Some(event_id) = state
+        .store
+        .webhook_delivery_event(&principal.tenant_id, &id, &delivery_id)
+        .await?
+    else {
+        return Err(Problem::not_found(format!(
+            "no delivery `{delivery_id}` of webhook endpoint `{id}`"
+        )));
+    };
+    if !record.enabled {
+        return Err(disabled(&id));
+    }
+    let new_id = state
+        .store
+        .requeue_webhook_event(&event_id, &id, &principal.tenant_id)
+        .await?;
+    webhooks::worker::wake();
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(Queued {
+            event_id,
+            delivery_id: new_id,
+        }),
+    ))
+}
