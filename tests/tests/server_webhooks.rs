@@ -902,3 +902,84 @@ async fn queued_events_wake_the_worker_without_waiting_for_the_poll() {
     send_test(&s, BOOTSTRAP, &id).await;
     receiver.wait_for(1).await;
 }
+
+#[tokio::test]
+async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
+    let s = TestServer::with(fast).await;
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let types = json!([
+        "invoice.delivered",
+        "invoice.rejected",
+        "invoice.attention_needed",
+        "invoice.remediation_required",
+        "invoice.failed"
+    ]);
+    assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
+    let connection: Value = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = connection["id"].as_str().unwrap();
+    s.v1(
+        Method::POST,
+        &format!("/v1/connections/{id}/activate"),
+        BOOTSTRAP,
+    )
+    .send()
+    .await
+    .unwrap();
+    let send = |key: &'static str, scenario: &'static str, xml: Vec<u8>| {
+        s.v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .header("Idempotency-Key", key)
+            .header("Invex-Sandbox-Scenario", scenario)
+            .body(xml)
+            .send()
+    };
+    let bad = send("wh-bad", "accepted", support::invalid_invoice())
+        .await
+        .unwrap();
+    let bad_id = problem(bad, 422).await["invoice_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rejected = send("wh-rej", "rejected", support::example("invoice-sk.xml"))
+        .await
+        .unwrap();
+    let rejected_id = rejected.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let got = receiver.wait_for(3).await;
+    let events: Vec<(String, String)> = got
+        .iter()
+        .map(|r| {
+            let body = r.json();
+            (
+                body["type"].as_str().unwrap().to_string(),
+                body["data"]["invoice_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("invoice.remediation_required".to_string(), bad_id.clone()),
+            ("invoice.delivered".to_string(), rejected_id.clone()),
+            ("invoice.rejected".to_string(), rejected_id.clone()),
+        ]
+    );
+    let rejection = got[2].json();
+    assert_eq!(rejection["data"]["code"], "IR:RE");
+    assert_eq!(got[2].header("invex-correlation-id"), rejected_id);
+    assert_eq!(
+        rejection["data"]["links"]["evidence"],
+        format!("/api/evidence/{rejected_id}")
+    );
+}

@@ -84,6 +84,38 @@ fn links(id: &str, validation_id: &str) -> InvoiceLinks {
     }
 }
 
+/// The webhook event a timeline entry calls for (status changes the source system acts
+/// on), with its data.
+pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<store::Notice> {
+    use crate::webhooks::events::EventType;
+    let status = Status::parse(event.status.as_deref()?)?;
+    let event_type = match status {
+        Status::Delivered => EventType::InvoiceDelivered,
+        Status::Rejected => EventType::InvoiceRejected,
+        Status::ConditionallyAccepted | Status::UnderQuery => EventType::InvoiceAttentionNeeded,
+        Status::Failed => EventType::InvoiceFailed,
+        Status::RemediationRequired => EventType::InvoiceRemediationRequired,
+        _ => return None,
+    };
+    Some(store::Notice {
+        event_type,
+        data: serde_json::json!({
+            "invoice_id": invoice.id,
+            "document_id": invoice.document_id,
+            "status": status,
+            "code": event.code,
+            "meaning": event.meaning,
+            "detail": event.detail,
+            "correlation_id": event.correlation_id,
+            "links": {
+                "self": format!("/v1/invoices/{}", invoice.id),
+                "messages": format!("/api/messages/{}", invoice.id),
+                "evidence": format!("/api/evidence/{}", invoice.id),
+            },
+        }),
+    })
+}
+
 fn offset(secs: i64) -> String {
     (Utc::now() + chrono::Duration::seconds(secs)).to_rfc3339_opts(SecondsFormat::Micros, true)
 }
@@ -338,7 +370,14 @@ async fn try_run(
                 &id,
             ),
         ];
-        state.store.insert_invoice(&record, &events, None).await?;
+        let notices: Vec<_> = events
+            .iter()
+            .filter_map(|e| notice_for(&record, e))
+            .collect();
+        state
+            .store
+            .insert_invoice(&record, &events, None, &notices)
+            .await?;
         let fatal_findings: Vec<_> = report
             .findings
             .iter()
@@ -388,7 +427,7 @@ async fn try_run(
     ];
     state
         .store
-        .insert_invoice(&record, &events, Some(&store::now()))
+        .insert_invoice(&record, &events, Some(&store::now()), &[])
         .await?;
     state.outbox_wake.notify_one();
     let accepted = SendAccepted {

@@ -14,7 +14,7 @@ use chrono::{SecondsFormat, Utc};
 use super::partner::{Partner, PartnerError};
 use super::states::Status;
 use super::timeline;
-use crate::store::{InvoiceRecord, NewEvent, Store, StoreError};
+use crate::store::{InvoiceRecord, NewEvent, Notice, Store, StoreError};
 
 /// Delays before the 2nd, 3rd ... attempt; after the last, the invoice fails.
 const RETRY_DELAYS_SECS: &[i64] = &[5, 30, 120, 600, 1800, 3600];
@@ -63,7 +63,7 @@ impl Worker {
             .and_then(|c| self.partners.get(&c.partner));
         let Some(partner) = partner else {
             let why = "no delivery partner is available for the invoice's connection";
-            return self.fail(invoice_id, Vec::new(), why.into()).await;
+            return self.fail(&invoice, Vec::new(), why.into()).await;
         };
         let correlation = invoice_id;
         let mut events = vec![timeline::own(
@@ -106,14 +106,17 @@ impl Worker {
                         detail: reason,
                     });
                 }
+                let notices = notices(&invoice, &events);
                 self.store
                     .record_delivery(
+                        &invoice.tenant_id,
                         invoice_id,
                         status.as_str(),
                         Some(&submitted.transmission_id),
                         &events,
                         None,
                         &at(0),
+                        &notices,
                     )
                     .await
             }
@@ -130,18 +133,20 @@ impl Worker {
                         ));
                         self.store
                             .record_delivery(
+                                &invoice.tenant_id,
                                 invoice_id,
                                 Status::Queued.as_str(),
                                 None,
                                 &events,
                                 Some((&at(*delay), &why)),
                                 &at(0),
+                                &[],
                             )
                             .await
                     }
                     None => {
                         self.fail(
-                            invoice_id,
+                            &invoice,
                             events,
                             format!("delivery failed after {attempts} attempts: {why}"),
                         )
@@ -151,7 +156,7 @@ impl Worker {
             }
             Err(PartnerError::Final(why)) => {
                 self.fail(
-                    invoice_id,
+                    &invoice,
                     events,
                     format!("the delivery partner refused the invoice: {why}"),
                 )
@@ -163,22 +168,33 @@ impl Worker {
     /// End the delivery of `invoice_id` as failed, after `events`.
     async fn fail(
         &self,
-        invoice_id: &str,
+        invoice: &InvoiceRecord,
         mut events: Vec<NewEvent>,
         why: String,
     ) -> Result<(), StoreError> {
-        events.push(timeline::own("failed", Status::Failed, why, invoice_id));
+        events.push(timeline::own("failed", Status::Failed, why, &invoice.id));
+        let notices = notices(invoice, &events);
         self.store
             .record_delivery(
-                invoice_id,
+                &invoice.tenant_id,
+                &invoice.id,
                 Status::Failed.as_str(),
                 None,
                 &events,
                 None,
                 &at(0),
+                &notices,
             )
             .await
     }
+}
+
+/// The webhook events the status changes among `events` call for.
+fn notices(invoice: &InvoiceRecord, events: &[NewEvent]) -> Vec<Notice> {
+    events
+        .iter()
+        .filter_map(|e| super::notice_for(invoice, e))
+        .collect()
 }
 
 fn advance(from: Status, to: Status, invoice: &InvoiceRecord) -> Status {

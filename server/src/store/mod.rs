@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
-    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent,
+    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent, Notice,
     GENESIS_HASH,
 };
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};

@@ -139,6 +139,32 @@ pub fn entry_hash(prev_hash: &str, seq: i64, e: &NewEvent) -> String {
     hex::encode(h.finalize())
 }
 
+/// A webhook event to queue in the same transaction as the change it reports.
+#[derive(Clone, Debug)]
+pub struct Notice {
+    pub event_type: crate::webhooks::events::EventType,
+    pub data: serde_json::Value,
+}
+
+async fn queue_notices(
+    tx: &mut Transaction<'static, Any>,
+    tenant_id: &str,
+    invoice_id: &str,
+    notices: &[Notice],
+) -> Result<(), StoreError> {
+    for n in notices {
+        crate::webhooks::events::emit(
+            &mut *tx,
+            tenant_id,
+            n.event_type,
+            Some(invoice_id),
+            n.data.clone(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// What claiming an idempotency key found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyClaim {
@@ -355,6 +381,7 @@ impl Store {
         inv: &InvoiceRecord,
         events: &[NewEvent],
         queue_at: Option<&str>,
+        notices: &[Notice],
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
         sqlx::query(&format!(
@@ -392,7 +419,11 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         }
+        queue_notices(&mut tx, &inv.tenant_id, &inv.id, notices).await?;
         tx.commit().await?;
+        if !notices.is_empty() {
+            crate::webhooks::worker::wake();
+        }
         Ok(())
     }
 
@@ -502,14 +533,17 @@ impl Store {
 
     /// Record the outcome of a delivery attempt: new status, events, transmission id, and
     /// the outbox entry done (or rescheduled at `retry_at`) — one transaction.
+    #[allow(clippy::too_many_arguments)]
     pub async fn record_delivery(
         &self,
+        tenant_id: &str,
         invoice_id: &str,
         status: &str,
         transmission_id: Option<&str>,
         events: &[NewEvent],
         retry_at: Option<(&str, &str)>,
         now: &str,
+        notices: &[Notice],
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
         sqlx::query(
@@ -545,7 +579,11 @@ impl Store {
                 .await?;
             }
         }
+        queue_notices(&mut tx, tenant_id, invoice_id, notices).await?;
         tx.commit().await?;
+        if !notices.is_empty() {
+            crate::webhooks::worker::wake();
+        }
         Ok(())
     }
 }
