@@ -220,6 +220,9 @@ impl Config {
                 "VAT_BREAKER_FAILURES" => self.vat.breaker_failures = parse(&value).map_err(bad)?,
                 "SENDING_WORKER" => self.sending.worker = parse_bool(&value).map_err(bad)?,
                 "SENDING_POLL_MS" => self.sending.poll_ms = parse(&value).map_err(bad)?,
+                "SENDING_RESPONSE_TIMEOUT_SECS" => {
+                    self.sending.response_timeout_secs = parse(&value).map_err(bad)?
+                }
                 "VAT_BREAKER_OPEN_SECS" => {
                     self.vat.breaker_open_secs = parse(&value).map_err(bad)?
                 }

@@ -128,7 +128,10 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
             .map_err(|e| StartError::Task(format!("VAT register clients: {e}")))?,
     );
     let meter = Arc::new(Meter::new(store.clone()));
-    let delivery = Arc::new(crate::sending::worker::Worker::new(store.clone()));
+    let delivery = Arc::new(crate::sending::worker::Worker::new(
+        store.clone(),
+        config.sending.response_timeout_secs,
+    ));
     let outbox_wake = Arc::new(tokio::sync::Notify::new());
     let company = crate::company::Registers::new(
         &config.company,

@@ -524,3 +524,47 @@ async fn the_evidence_package_holds_everything_and_verifies_offline() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn a_delivery_without_any_further_response_times_out_once() {
+    let s = TestServer::with(|c| {
+        c.sending.response_timeout_secs = 1;
+        c.sending.poll_ms = 100;
+    })
+    .await;
+    connect(&s).await;
+    let r = send(
+        &s,
+        Some("quiet"),
+        Some("no_response"),
+        example("invoice-sk.xml"),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = until_last(&s, &id, "response_timeout").await;
+    assert_eq!(t["status"], "delivered", "a timeout changes no status");
+    let last = t["events"].as_array().unwrap().last().unwrap().clone();
+    assert!(last["status"].is_null());
+    assert!(last["meaning"].as_str().unwrap().contains("not accepted"));
+    assert_chain(&t);
+    // An accepted invoice never times out, and the timeout is reported once.
+    let r = send(&s, Some("answered"), None, example("invoice-sk.xml")).await;
+    let answered = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    until_last(&s, &answered, "IR:AP").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let t = timeline(&s, &id).await;
+    assert_eq!(
+        codes(&t)
+            .iter()
+            .filter(|c| *c == "response_timeout")
+            .count(),
+        1
+    );
+    assert!(!codes(&timeline(&s, &answered).await).contains(&"response_timeout".to_string()));
+}

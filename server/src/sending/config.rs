@@ -11,6 +11,10 @@ pub struct SendingConfig {
     /// How often the worker looks for due deliveries besides being woken by new ones, in
     /// milliseconds (retries and other instances' invoices are found this way).
     pub poll_ms: u64,
+    /// How long after delivery (MLS AB) without any further response the invoice is
+    /// reported as needing attention (`response_timeout` event, `invoice.attention_needed`),
+    /// in seconds.
+    pub response_timeout_secs: u64,
 }
 
 impl Default for SendingConfig {
@@ -18,6 +22,7 @@ impl Default for SendingConfig {
         SendingConfig {
             worker: true,
             poll_ms: 500,
+            response_timeout_secs: 5 * 24 * 3600,
         }
     }
 }

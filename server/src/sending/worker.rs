@@ -24,6 +24,7 @@ const LEASE_SECS: i64 = 60;
 pub struct Worker {
     store: Store,
     partners: HashMap<String, Partner>,
+    response_timeout_secs: i64,
 }
 
 fn at(offset_secs: i64) -> String {
@@ -32,12 +33,60 @@ fn at(offset_secs: i64) -> String {
 }
 
 impl Worker {
-    pub fn new(store: Store) -> Worker {
+    pub fn new(store: Store, response_timeout_secs: u64) -> Worker {
         let partners = ["sandbox"]
             .into_iter()
             .filter_map(|n| Partner::for_name(n).map(|p| (n.to_string(), p)))
             .collect();
-        Worker { store, partners }
+        Worker {
+            store,
+            partners,
+            response_timeout_secs: i64::try_from(response_timeout_secs).unwrap_or(i64::MAX / 2),
+        }
+    }
+
+    /// Report delivered invoices that got no further response within the timeout: an ACK
+    /// is not acceptance, so someone has to follow up.
+    pub async fn sweep_timeouts(&self) -> Result<usize, StoreError> {
+        let overdue = self
+            .store
+            .overdue_deliveries(&at(-self.response_timeout_secs), 100)
+            .await?;
+        for invoice in &overdue {
+            let hours = self.response_timeout_secs as f64 / 3600.0;
+            let event = NewEvent {
+                at: at(0),
+                source: timeline::INVEX.to_string(),
+                code: "response_timeout".to_string(),
+                status: None,
+                meaning: format!(
+                    "no response from the receiver within {hours:.1} h of delivery: the invoice \
+                     is delivered but not accepted; follow up with the buyer"
+                ),
+                correlation_id: invoice.id.clone(),
+                detail: None,
+            };
+            let notice = Notice {
+                event_type: crate::webhooks::events::EventType::InvoiceAttentionNeeded,
+                data: serde_json::json!({
+                    "invoice_id": invoice.id,
+                    "document_id": invoice.document_id,
+                    "status": invoice.status,
+                    "code": event.code,
+                    "meaning": event.meaning,
+                    "correlation_id": invoice.id,
+                    "links": {
+                        "self": format!("/v1/invoices/{}", invoice.id),
+                        "messages": format!("/api/messages/{}", invoice.id),
+                        "evidence": format!("/api/evidence/{}", invoice.id),
+                    },
+                }),
+            };
+            self.store
+                .append_invoice_events(&invoice.tenant_id, &invoice.id, &[event], &[notice])
+                .await?;
+        }
+        Ok(overdue.len())
     }
 
     /// Deliver every due entry; how many were handled.
@@ -216,6 +265,9 @@ pub async fn run(worker: Weak<Worker>, every: Duration, wake: std::sync::Arc<tok
         let Some(w) = worker.upgrade() else { return };
         if let Err(e) = w.drain().await {
             tracing::warn!(error = %e, "the delivery worker could not drain the outbox; retrying");
+        }
+        if let Err(e) = w.sweep_timeouts().await {
+            tracing::warn!(error = %e, "the delivery worker could not report response timeouts");
         }
     }
 }

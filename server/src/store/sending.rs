@@ -522,6 +522,46 @@ impl Store {
         Ok(None)
     }
 
+    /// Delivered invoices with no further event since `cutoff` and no timeout recorded yet.
+    pub async fn overdue_deliveries(
+        &self,
+        cutoff: &str,
+        limit: i64,
+    ) -> Result<Vec<InvoiceRecord>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE status = 'delivered' AND updated_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM invoice_events e \
+                             WHERE e.invoice_id = invoices.id AND e.code = 'response_timeout') \
+             ORDER BY updated_at LIMIT $2"
+        ))
+        .bind(cutoff)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(InvoiceRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Append events (no status change) and their webhook notices, in one transaction.
+    pub async fn append_invoice_events(
+        &self,
+        tenant_id: &str,
+        invoice_id: &str,
+        events: &[NewEvent],
+        notices: &[Notice],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        append_events(&mut tx, invoice_id, events).await?;
+        queue_notices(&mut tx, tenant_id, invoice_id, notices).await?;
+        tx.commit().await?;
+        if !notices.is_empty() {
+            crate::webhooks::worker::wake();
+        }
+        Ok(())
+    }
+
     /// Attempts made so far for an outbox entry.
     pub async fn outbox_attempts(&self, invoice_id: &str) -> Result<i64, StoreError> {
         let row = sqlx::query("SELECT attempts FROM outbox WHERE invoice_id = $1")
