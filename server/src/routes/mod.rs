@@ -151,6 +151,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(sending::messages),
         ),
         (
+            e(Method::POST, "/v1/partner/callbacks/{connection}", Public),
+            post(sending::partner_callback),
+        ),
+        (
             e(
                 Method::GET,
                 "/api/evidence/{invoiceId}",
@@ -292,6 +296,10 @@ fn guarded(
     let Some(family) = family_of(path) else {
         return handler;
     };
+    // Public routes in a family authenticate themselves (partner callbacks: signatures).
+    if matches!(endpoint.access, Access::Public) {
+        return handler;
+    }
     let gate = Gate {
         state: state.clone(),
         family,

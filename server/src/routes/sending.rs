@@ -14,7 +14,7 @@ use crate::config::Mode;
 use crate::problem::Problem;
 use crate::routes::validate::{body_problem, read_raw};
 use crate::sending::timeline::TimelineEntry;
-use crate::sending::{self, SendRequest};
+use crate::sending::{self, partner, SendRequest};
 use crate::state::AppState;
 use crate::store::{self, ConnectionRecord};
 
@@ -22,9 +22,14 @@ use crate::store::{self, ConnectionRecord};
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateConnection {
-    /// The delivery partner adapter: `sandbox` (simulated; sandbox mode only).
+    /// The delivery partner adapter: `http` (a certified access point's REST API) or
+    /// `sandbox` (simulated; sandbox mode only).
     pub partner: String,
     pub name: Option<String>,
+    /// `http`: the partner's API root (https; http only to loopback in the sandbox).
+    pub base_url: Option<String>,
+    /// `http`: the key invex presents to the partner.
+    pub api_key: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -36,11 +41,19 @@ pub struct Connection {
     pub status: String,
     pub created_at: String,
     pub activated_at: Option<String>,
+    /// `http`: where the partner posts status callbacks, signed (Standard Webhooks) with
+    /// `callback_secret`.
+    pub callback_url: Option<String>,
+    /// Shown once, when the connection is created.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_secret: Option<String>,
 }
 
 impl From<ConnectionRecord> for Connection {
     fn from(c: ConnectionRecord) -> Connection {
         Connection {
+            callback_url: (c.partner == "http").then(|| format!("/v1/partner/callbacks/{}", c.id)),
+            callback_secret: None,
             id: c.id,
             partner: c.partner,
             name: c.name,
@@ -59,8 +72,8 @@ pub struct ConnectionList {
 /// Partners available in each mode.
 fn partners(mode: Mode) -> &'static [&'static str] {
     match mode {
-        Mode::Sandbox => &["sandbox"],
-        Mode::Production => &[],
+        Mode::Sandbox => &["sandbox", "http"],
+        Mode::Production => &["http"],
     }
 }
 
@@ -86,6 +99,15 @@ pub async fn create_connection(
             ),
         ));
     }
+    let (settings, callback_secret) = if body.partner == "http" {
+        let settings = http_settings(&state, body.base_url, body.api_key)?;
+        (
+            Some(serde_json::to_string(&settings).unwrap_or_default()),
+            Some(crate::webhooks::signing::generate_secret()),
+        )
+    } else {
+        (None, None)
+    };
     let record = ConnectionRecord {
         id: store::new_id("con"),
         tenant_id: principal.tenant_id.clone(),
@@ -96,9 +118,38 @@ pub async fn create_connection(
         status: "pending".into(),
         created_at: store::now(),
         activated_at: None,
+        settings,
+        callback_secret: callback_secret.clone(),
     };
     state.store.insert_connection(&record).await?;
-    Ok((StatusCode::CREATED, Json(record.into())))
+    let mut answer = Connection::from(record);
+    answer.callback_secret = callback_secret;
+    Ok((StatusCode::CREATED, Json(answer)))
+}
+
+fn http_settings(
+    state: &AppState,
+    base_url: Option<String>,
+    api_key: Option<String>,
+) -> Result<partner::HttpSettings, Problem> {
+    let base_url = base_url
+        .filter(|u| !u.trim().is_empty())
+        .ok_or_else(|| Problem::invalid_field("base_url", "an http partner needs its API root"))?;
+    let api_key = api_key
+        .filter(|k| !k.trim().is_empty())
+        .ok_or_else(|| Problem::invalid_field("api_key", "an http partner needs an API key"))?;
+    let url = reqwest::Url::parse(&base_url)
+        .map_err(|e| Problem::invalid_field("base_url", format!("not a URL: {e}")))?;
+    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
+    let allowed = url.scheme() == "https"
+        || (url.scheme() == "http" && loopback && state.config.mode == Mode::Sandbox);
+    if !allowed {
+        return Err(Problem::invalid_field(
+            "base_url",
+            "the partner's API must be https (http only to loopback in the sandbox)",
+        ));
+    }
+    Ok(partner::HttpSettings { base_url, api_key })
 }
 
 #[utoipa::path(get, path = "/v1/connections", tag = "sending",
@@ -416,4 +467,81 @@ pub async fn evidence(
         bytes,
     )
         .into_response())
+}
+
+#[utoipa::path(post, path = "/v1/partner/callbacks/{connection}", tag = "sending",
+    params(("connection" = String, Path, description = "Connection id (`con_...`)"),
+        ("webhook-id" = String, Header, description = "Standard Webhooks message id"),
+        ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of now"),
+        ("webhook-signature" = String, Header, description = "`v1,<base64 HMAC-SHA256>` with the connection's callback secret")),
+    request_body = PartnerCallback,
+    security(()),
+    responses(
+        (status = 204, description = "Recorded (or already recorded)"),
+        (status = 401, description = "Missing, stale or wrong signature", body = crate::problem::ProblemBody),
+        (status = 404, description = "Unknown connection or transmission", body = crate::problem::ProblemBody),
+        (status = 422, description = "Unknown event kind or code", body = crate::problem::ProblemBody)))]
+pub async fn partner_callback(
+    State(state): State<AppState>,
+    Path(connection_id): Path<String>,
+    headers: HeaderMap,
+    body: bytes::Bytes,
+) -> Result<StatusCode, Problem> {
+    let connection = state
+        .store
+        .connection_by_id(&connection_id)
+        .await?
+        .filter(|c| c.partner == "http")
+        .ok_or_else(|| {
+            Problem::not_found(format!("no http partner connection `{connection_id}`"))
+        })?;
+    let secret = connection.callback_secret.clone().unwrap_or_default();
+    crate::webhooks::signing::verify(
+        &secret,
+        header_text(&headers, "webhook-id").as_deref(),
+        header_text(&headers, "webhook-timestamp").as_deref(),
+        header_text(&headers, "webhook-signature").as_deref(),
+        &body,
+        chrono::Utc::now().timestamp(),
+        300,
+    )
+    .map_err(|e| {
+        Problem::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid-signature",
+            "The callback signature does not verify",
+            e.to_string(),
+        )
+    })?;
+    let callback: PartnerCallback = serde_json::from_slice(&body).map_err(|e| {
+        Problem::bad_request(format!("the callback body is not a partner event: {e}"))
+    })?;
+    let response = callback.event.response().ok_or_else(|| {
+        Problem::invalid_field(
+            "event",
+            format!(
+                "unknown event {}:{}",
+                callback.event.kind, callback.event.code
+            ),
+        )
+    })?;
+    let invoice = state
+        .store
+        .invoice_by_transmission(&connection.id, &callback.transmission_id)
+        .await?
+        .ok_or_else(|| {
+            Problem::not_found(format!(
+                "no invoice with transmission `{}` on this connection",
+                callback.transmission_id
+            ))
+        })?;
+    sending::apply_partner_event(&state, &invoice, response, callback.event.reason).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A status callback from an HTTP partner.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PartnerCallback {
+    pub transmission_id: String,
+    pub event: partner::PartnerEventBody,
 }

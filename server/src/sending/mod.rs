@@ -116,6 +116,54 @@ pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<st
     })
 }
 
+/// Record a response event a partner reported after the submission (a callback). A
+/// repeated callback (same code and reason as an entry already in the timeline) changes
+/// nothing; an event the life cycle does not allow from the current status is kept in the
+/// timeline without changing the status, and logged.
+pub async fn apply_partner_event(
+    state: &AppState,
+    invoice: &InvoiceRecord,
+    response: timeline::Response,
+    reason: Option<String>,
+) -> Result<(), Problem> {
+    let code = response.code();
+    let seen = state.store.invoice_events(&invoice.id).await?;
+    if seen.iter().any(|e| e.code == code && e.detail == reason) {
+        return Ok(());
+    }
+    let (meaning, next) = response.meaning(reason.as_deref());
+    let current = Status::parse(&invoice.status).unwrap_or(Status::Received);
+    let moved = next.filter(|n| current.can_move_to(*n));
+    if let (Some(n), None) = (next, moved) {
+        tracing::warn!(invoice = %invoice.id, from = current.as_str(), to = n.as_str(),
+            "a partner callback asked for an illegal status transition; kept in the timeline, status unchanged");
+    }
+    let event = store::NewEvent {
+        at: store::now(),
+        source: "http-partner".to_string(),
+        code,
+        status: moved.map(|s| s.as_str().to_string()),
+        meaning,
+        correlation_id: invoice
+            .transmission_id
+            .clone()
+            .unwrap_or_else(|| invoice.id.clone()),
+        detail: reason,
+    };
+    let notices: Vec<_> = notice_for(invoice, &event).into_iter().collect();
+    state
+        .store
+        .append_invoice_events(
+            &invoice.tenant_id,
+            &invoice.id,
+            moved.map(Status::as_str),
+            &[event],
+            &notices,
+        )
+        .await?;
+    Ok(())
+}
+
 fn offset(secs: i64) -> String {
     (Utc::now() + chrono::Duration::seconds(secs)).to_rfc3339_opts(SecondsFormat::Micros, true)
 }

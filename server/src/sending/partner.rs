@@ -124,22 +124,137 @@ impl DeliveryPartner for SandboxPartner {
     }
 }
 
-/// The partner behind a connection.
-pub enum Partner {
-    Sandbox(SandboxPartner),
+/// Settings of an HTTP partner connection.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct HttpSettings {
+    /// The partner's API root, e.g. `https://ap.example.sk/api`.
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer`.
+    pub api_key: String,
 }
 
-impl Partner {
-    pub fn for_name(name: &str) -> Option<Partner> {
-        match name {
-            "sandbox" => Some(Partner::Sandbox(SandboxPartner::default())),
+/// A certified access point with a REST API: `POST {base}/submissions` with the document,
+/// `Idempotency-Key: {invoice id}` (a repeated submission returns the first transmission),
+/// answered with `{"transmission_id", "events": [{"kind": "MLS"|"IR", "code", "reason"}]}`.
+/// Later events arrive as signed callbacks (`POST /v1/partner/callbacks/{connection}`).
+pub struct HttpPartner<'a> {
+    pub client: &'a reqwest::Client,
+    pub settings: HttpSettings,
+}
+
+#[derive(serde::Deserialize)]
+struct SubmissionAnswer {
+    transmission_id: String,
+    #[serde(default)]
+    events: Vec<PartnerEventBody>,
+}
+
+/// An event as an HTTP partner reports it (in a submission answer or a callback).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct PartnerEventBody {
+    /// `MLS` (network) or `IR` (Invoice Response from the buyer).
+    pub kind: String,
+    /// The response code: MLS `AB`/`AP`/`RE`; IR `AB`/`IP`/`UQ`/`CA`/`RE`/`AP`/`PD`.
+    pub code: String,
+    /// Reason code or clarification.
+    pub reason: Option<String>,
+}
+
+const MLS_CODES: [&str; 3] = ["AB", "AP", "RE"];
+const IR_CODES: [&str; 7] = ["AB", "IP", "UQ", "CA", "RE", "AP", "PD"];
+
+impl PartnerEventBody {
+    /// The response it reports; None for an unknown kind or code.
+    pub fn response(&self) -> Option<Response> {
+        let code = self.code.trim().to_ascii_uppercase();
+        match self.kind.trim().to_ascii_uppercase().as_str() {
+            "MLS" => MLS_CODES
+                .iter()
+                .find(|c| **c == code)
+                .map(|c| Response::Mls(c)),
+            "IR" => IR_CODES
+                .iter()
+                .find(|c| **c == code)
+                .map(|c| Response::Invoice(c)),
             _ => None,
         }
     }
+}
 
+impl DeliveryPartner for HttpPartner<'_> {
+    fn name(&self) -> &'static str {
+        "http-partner"
+    }
+
+    async fn submit(
+        &self,
+        invoice: &InvoiceRecord,
+        idempotency_key: &str,
+    ) -> Result<Submitted, PartnerError> {
+        let url = format!(
+            "{}/submissions",
+            self.settings.base_url.trim_end_matches('/')
+        );
+        let sent = self
+            .client
+            .post(&url)
+            .bearer_auth(&self.settings.api_key)
+            .header("Idempotency-Key", idempotency_key)
+            .json(&serde_json::json!({
+                "invoice_id": invoice.id,
+                "document_id": invoice.document_id,
+                "receiver": invoice.buyer_endpoint,
+                "sha256": invoice.sha256,
+                "document": invoice.payload,
+            }))
+            .send()
+            .await;
+        let response = match sent {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() => {
+                return Err(PartnerError::Retryable("no answer in time".into()))
+            }
+            Err(e) => return Err(PartnerError::Retryable(format!("cannot be reached: {e}"))),
+        };
+        let status = response.status();
+        if status.is_server_error() || status.as_u16() == 429 || status.as_u16() == 408 {
+            return Err(PartnerError::Retryable(format!("answered HTTP {status}")));
+        }
+        let body = response
+            .text()
+            .await
+            .map_err(|e| PartnerError::Retryable(format!("the answer could not be read: {e}")))?;
+        if !status.is_success() && status.as_u16() != 409 {
+            let said: String = body.chars().take(300).collect();
+            return Err(PartnerError::Final(format!("HTTP {status}: {said}")));
+        }
+        let answer: SubmissionAnswer = serde_json::from_str(&body).map_err(|e| {
+            PartnerError::Retryable(format!(
+                "answered HTTP {status} without a transmission id ({e})"
+            ))
+        })?;
+        Ok(Submitted {
+            transmission_id: answer.transmission_id,
+            responses: answer
+                .events
+                .iter()
+                .filter_map(|e| e.response().map(|r| (r, e.reason.clone())))
+                .collect(),
+        })
+    }
+}
+
+/// The partner behind a connection.
+pub enum Partner<'a> {
+    Sandbox(&'a SandboxPartner),
+    Http(HttpPartner<'a>),
+}
+
+impl Partner<'_> {
     pub fn name(&self) -> &'static str {
         match self {
             Partner::Sandbox(p) => p.name(),
+            Partner::Http(p) => p.name(),
         }
     }
 
@@ -150,6 +265,7 @@ impl Partner {
     ) -> Result<Submitted, PartnerError> {
         match self {
             Partner::Sandbox(p) => p.submit(invoice, idempotency_key).await,
+            Partner::Http(p) => p.submit(invoice, idempotency_key).await,
         }
     }
 }

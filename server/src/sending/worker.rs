@@ -5,16 +5,15 @@
 //! An invoice accepted into the outbox is therefore delivered exactly once: a crash
 //! before the write repeats the submission, which the partner recognises by its key.
 
-use std::collections::HashMap;
 use std::sync::Weak;
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
 
-use super::partner::{Partner, PartnerError};
+use super::partner::{HttpPartner, HttpSettings, Partner, PartnerError, SandboxPartner};
 use super::states::Status;
 use super::timeline;
-use crate::store::{InvoiceRecord, NewEvent, Notice, Store, StoreError};
+use crate::store::{ConnectionRecord, InvoiceRecord, NewEvent, Notice, Store, StoreError};
 
 /// Delays before the 2nd, 3rd ... attempt; after the last, the invoice fails.
 const RETRY_DELAYS_SECS: &[i64] = &[5, 30, 120, 600, 1800, 3600];
@@ -23,7 +22,8 @@ const LEASE_SECS: i64 = 60;
 
 pub struct Worker {
     store: Store,
-    partners: HashMap<String, Partner>,
+    sandbox: SandboxPartner,
+    http: reqwest::Client,
     response_timeout_secs: i64,
 }
 
@@ -34,14 +34,33 @@ fn at(offset_secs: i64) -> String {
 
 impl Worker {
     pub fn new(store: Store, response_timeout_secs: u64) -> Worker {
-        let partners = ["sandbox"]
-            .into_iter()
-            .filter_map(|n| Partner::for_name(n).map(|p| (n.to_string(), p)))
-            .collect();
+        // A partner that does not answer within 30 s is retried later; the idempotency key
+        // makes the retry safe.
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .unwrap_or_default();
         Worker {
             store,
-            partners,
+            sandbox: SandboxPartner::default(),
+            http,
             response_timeout_secs: i64::try_from(response_timeout_secs).unwrap_or(i64::MAX / 2),
+        }
+    }
+
+    /// The partner adapter for a connection; None when its settings are unusable.
+    fn partner_for(&self, c: &ConnectionRecord) -> Option<Partner<'_>> {
+        match c.partner.as_str() {
+            "sandbox" => Some(Partner::Sandbox(&self.sandbox)),
+            "http" => {
+                let settings: HttpSettings = serde_json::from_str(c.settings.as_deref()?).ok()?;
+                Some(Partner::Http(HttpPartner {
+                    client: &self.http,
+                    settings,
+                }))
+            }
+            _ => None,
         }
     }
 
@@ -83,7 +102,7 @@ impl Worker {
                 }),
             };
             self.store
-                .append_invoice_events(&invoice.tenant_id, &invoice.id, &[event], &[notice])
+                .append_invoice_events(&invoice.tenant_id, &invoice.id, None, &[event], &[notice])
                 .await?;
         }
         Ok(overdue.len())
@@ -107,9 +126,7 @@ impl Worker {
             Some(c) => self.store.connection(&invoice.tenant_id, c).await?,
             None => None,
         };
-        let partner = connection
-            .as_ref()
-            .and_then(|c| self.partners.get(&c.partner));
+        let partner = connection.as_ref().and_then(|c| self.partner_for(c));
         let Some(partner) = partner else {
             let why = "no delivery partner is available for the invoice's connection";
             return self.fail(&invoice, Vec::new(), why.into()).await;

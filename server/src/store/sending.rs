@@ -17,6 +17,10 @@ pub struct ConnectionRecord {
     pub status: String,
     pub created_at: String,
     pub activated_at: Option<String>,
+    /// Partner settings, JSON (`{"base_url", "api_key"}` for `http`).
+    pub settings: Option<String>,
+    /// The Standard Webhooks secret the partner signs its callbacks with.
+    pub callback_secret: Option<String>,
 }
 
 impl ConnectionRecord {
@@ -29,6 +33,8 @@ impl ConnectionRecord {
             status: text(row, "status")?,
             created_at: text(row, "created_at")?,
             activated_at: opt_text(row, "activated_at")?,
+            settings: opt_text(row, "settings")?,
+            callback_secret: opt_text(row, "callback_secret")?,
         })
     }
 }
@@ -56,7 +62,8 @@ pub struct InvoiceRecord {
     pub updated_at: String,
 }
 
-const CONNECTION_COLUMNS: &str = "id, tenant_id, partner, name, status, created_at, activated_at";
+const CONNECTION_COLUMNS: &str =
+    "id, tenant_id, partner, name, status, created_at, activated_at, settings, callback_secret";
 
 const INVOICE_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id, buyer_endpoint, \
      sha256, payload, validation_id, profile, rules_version, summary, findings, scenario, \
@@ -185,7 +192,7 @@ pub enum IdempotencyClaim {
 impl Store {
     pub async fn insert_connection(&self, c: &ConnectionRecord) -> Result<(), StoreError> {
         sqlx::query(&format!(
-            "INSERT INTO connections ({CONNECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+            "INSERT INTO connections ({CONNECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         ))
         .bind(&c.id)
         .bind(&c.tenant_id)
@@ -194,6 +201,8 @@ impl Store {
         .bind(&c.status)
         .bind(&c.created_at)
         .bind(c.activated_at.as_deref())
+        .bind(c.settings.as_deref())
+        .bind(c.callback_secret.as_deref())
         .execute(self.pool())
         .await?;
         Ok(())
@@ -244,6 +253,33 @@ impl Store {
         .execute(self.pool())
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// A connection by id alone (partner callbacks, authenticated by signature).
+    pub async fn connection_by_id(&self, id: &str) -> Result<Option<ConnectionRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE id = $1"
+        ))
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(ConnectionRecord::from_row).transpose()?)
+    }
+
+    /// The invoice a partner's transmission id names, on one connection.
+    pub async fn invoice_by_transmission(
+        &self,
+        connection_id: &str,
+        transmission_id: &str,
+    ) -> Result<Option<InvoiceRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices WHERE connection_id = $1 AND transmission_id = $2"
+        ))
+        .bind(connection_id)
+        .bind(transmission_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(InvoiceRecord::from_row).transpose()?)
     }
 
     /// The tenant's first active connection.
@@ -544,15 +580,26 @@ impl Store {
             .collect::<Result<_, _>>()?)
     }
 
-    /// Append events (no status change) and their webhook notices, in one transaction.
+    /// Append events, the status they lead to (if any) and their webhook notices, in one
+    /// transaction.
     pub async fn append_invoice_events(
         &self,
         tenant_id: &str,
         invoice_id: &str,
+        status: Option<&str>,
         events: &[NewEvent],
         notices: &[Notice],
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
+        // Write first: SQLite takes its write lock at once (no failed lock upgrade later).
+        sqlx::query(
+            "UPDATE invoices SET status = COALESCE($2, status), updated_at = $3 WHERE id = $1",
+        )
+        .bind(invoice_id)
+        .bind(status)
+        .bind(super::now())
+        .execute(&mut *tx)
+        .await?;
         append_events(&mut tx, invoice_id, events).await?;
         queue_notices(&mut tx, tenant_id, invoice_id, notices).await?;
         tx.commit().await?;

@@ -62,6 +62,48 @@ pub fn header(
     Ok(signatures.join(" "))
 }
 
+/// Why a signed request was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("webhook-id, webhook-timestamp and webhook-signature headers are required")]
+    MissingHeaders,
+    #[error("webhook-timestamp is not within {0} s of now (replayed or clock skew)")]
+    Stale(i64),
+    #[error("no signature in webhook-signature matches the body")]
+    Mismatch,
+}
+
+/// Check a Standard Webhooks signed request against `secret`: the timestamp within
+/// `tolerance_secs` of `now` (so a captured request cannot be replayed later) and one of the
+/// space-separated `v1,` signatures matching, compared in constant time.
+pub fn verify(
+    secret: &str,
+    msg_id: Option<&str>,
+    timestamp: Option<&str>,
+    signatures: Option<&str>,
+    body: &[u8],
+    now: i64,
+    tolerance_secs: i64,
+) -> Result<(), VerifyError> {
+    use subtle::ConstantTimeEq;
+    let (Some(id), Some(ts), Some(sigs)) = (msg_id, timestamp, signatures) else {
+        return Err(VerifyError::MissingHeaders);
+    };
+    let ts: i64 = ts.trim().parse().map_err(|_| VerifyError::MissingHeaders)?;
+    if (now - ts).abs() > tolerance_secs {
+        return Err(VerifyError::Stale(tolerance_secs));
+    }
+    let expected = sign(secret, id, ts, body).map_err(|_| VerifyError::Mismatch)?;
+    let matched = sigs
+        .split_whitespace()
+        .any(|s| bool::from(s.as_bytes().ct_eq(expected.as_bytes())));
+    if matched {
+        Ok(())
+    } else {
+        Err(VerifyError::Mismatch)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +132,31 @@ mod tests {
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0], sign(&a, "msg_1", 1, b"{}").expect("a"));
         assert!(sign("nope", "m", 1, b"").is_err());
+    }
+
+    #[test]
+    fn verification_takes_any_listed_signature_and_refuses_old_or_forged_ones() {
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let body = br#"{"test": 2432232314}"#;
+        let good = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+        let id = Some("msg_p5jXN8AQM9LWM0D4loKWxJek");
+        let ts = Some("1614265330");
+        let two = format!("v1,AAAA {good}");
+        assert_eq!(
+            verify(secret, id, ts, Some(&two), body, 1614265330, 300),
+            Ok(())
+        );
+        assert_eq!(
+            verify(secret, id, ts, Some(good), b"{}", 1614265330, 300),
+            Err(VerifyError::Mismatch)
+        );
+        assert_eq!(
+            verify(secret, id, ts, Some(good), body, 1614265330 + 301, 300),
+            Err(VerifyError::Stale(300))
+        );
+        assert_eq!(
+            verify(secret, None, ts, Some(good), body, 1614265330, 300),
+            Err(VerifyError::MissingHeaders)
+        );
     }
 }
