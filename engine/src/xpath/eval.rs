@@ -437,6 +437,13 @@ impl<'d> State<'d> {
                             return Ok(hit);
                         }
                     }
+                    // A multi-valued global (`$vatLineCodes = 'S'`): compare in place, no
+                    // copy of the variable's sequence.
+                    if let Ir::Global(s) = &**a {
+                        let doc = self.doc;
+                        let seq = self.global_ref(*s as usize)?;
+                        return items_vs_literal(doc, *op, seq, lit);
+                    }
                     let x = self.eval(a, f)?;
                     return self.general_with_literal(*op, &x, lit, false);
                 }
@@ -447,6 +454,17 @@ impl<'d> State<'d> {
                 let x = self.eval(a, f)?;
                 if x.is_empty() {
                     return Ok(false);
+                }
+                // `@currencyID = $documentCurrency`, `... = $rate`: a variable holding one
+                // item is compared like a literal, without copying the variable's sequence
+                // or atomizing either side into new vectors (same pairs, same order).
+                if matches!(**b, Ir::Global(_) | Ir::Local(_)) {
+                    if let Some(y) = self.single_atomic(b, f)? {
+                        return match y {
+                            None => Ok(false),
+                            Some(y) => self.general_with_literal(*op, &x, &y, false),
+                        };
+                    }
                 }
                 let y = self.eval(b, f)?;
                 let xa = atomize(self.doc, &x);
@@ -631,10 +649,22 @@ impl<'d> State<'d> {
         let Ir::Path(start, steps) = ir else {
             return Ok(None);
         };
+        self.walk_steps(start, steps, f, distinct, visit)
+    }
+
+    /// [`State::walk_path`] for the path `start/steps`.
+    pub(crate) fn walk_steps(
+        &mut self,
+        start: &Ir,
+        steps: &[Step],
+        f: &Focus,
+        distinct: bool,
+        visit: &mut dyn FnMut(NodeId) -> bool,
+    ) -> R<Option<bool>> {
         let Item::Node(ctx) = f.item else {
             return Ok(None);
         };
-        let from = match **start {
+        let from = match *start {
             Ir::ContextItem => ctx,
             Ir::Root => self.doc.root(),
             _ => return Ok(None),
@@ -892,17 +922,7 @@ impl<'d> State<'d> {
         flipped: bool,
     ) -> R<bool> {
         let op = if flipped { op.flip() } else { op };
-        for it in seq {
-            let hit = match it {
-                Item::Node(n) => untyped_vs(op, &self.doc.string_value(*n), lit)?,
-                Item::Atomic(Atomic::Untyped(s)) => untyped_vs(op, s, lit)?,
-                Item::Atomic(a) => general_pair(op, a, lit)?,
-            };
-            if hit {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        items_vs_literal(self.doc, op, seq, lit)
     }
 
     fn instance_of(&self, v: &[Item], t: &super::ir::ItemTypeIr, occ: Occurrence) -> bool {
@@ -1045,6 +1065,11 @@ impl<'d> State<'d> {
                     _ => return Ok(None),
                 }
             }
+            Ir::Local(s) => match self.locals[*s as usize].as_slice() {
+                [] => None,
+                [one] => Some(atomize_item(self.doc, one)),
+                _ => return Ok(None),
+            },
             Ir::Call(Func::NormalizeSpace, args) => {
                 let s = self.string_opt(&args[0], f)?;
                 Some(Atomic::String(Arc::from(normalize_space(&s).as_ref())))
@@ -1477,6 +1502,21 @@ pub(crate) fn doc_order(v: &mut Sequence) {
     }
     v.sort_by_key(key);
     v.dedup_by_key(|i| key(i));
+}
+
+/// General comparison of a sequence (on the left) with one atomic value.
+fn items_vs_literal(doc: &Document, op: CompOp, seq: &[Item], lit: &Atomic) -> R<bool> {
+    for it in seq {
+        let hit = match it {
+            Item::Node(n) => untyped_vs(op, &doc.string_value(*n), lit)?,
+            Item::Atomic(Atomic::Untyped(s)) => untyped_vs(op, s, lit)?,
+            Item::Atomic(a) => general_pair(op, a, lit)?,
+        };
+        if hit {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `untyped op literal` with the general-comparison casting rules.
