@@ -444,6 +444,11 @@ impl<'d> State<'d> {
                         let seq = self.global_ref(*s as usize)?;
                         return items_vs_literal(doc, *op, seq, lit);
                     }
+                    if let Atomic::String(l) = lit {
+                        if let Some(hit) = self.string_step_vs_literal(a, *op, l, f)? {
+                            return Ok(hit);
+                        }
+                    }
                     let x = self.eval(a, f)?;
                     return self.general_with_literal(*op, &x, lit, false);
                 }
@@ -528,7 +533,10 @@ impl<'d> State<'d> {
             Ir::NameMemo(slot, e) => self.name_memo(*slot, e, f),
             Ir::Path(..) => match self.walk_path(ir, f, false, &mut |_| true)? {
                 Some(stopped) => Ok(stopped),
-                None => effective_boolean(&self.eval(ir, f)?),
+                None => match self.bool_step(ir, f)? {
+                    Some(b) => Ok(b),
+                    None => effective_boolean(&self.eval(ir, f)?),
+                },
             },
             other => effective_boolean(&self.eval(other, f)?),
         }
