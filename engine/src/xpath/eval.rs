@@ -575,23 +575,30 @@ impl<'d> State<'d> {
             Ir::Cached(_, inner) => inner,
             other => other,
         };
-        let mut parts = Vec::new();
-        flatten_union(ir, &mut parts);
         let mut out = Vec::new();
-        for p in &parts {
-            let walked = self.walk_path(p, f, true, &mut |n| {
-                out.push(n);
-                false
-            })?;
-            if walked.is_none() {
-                return Ok(None);
-            }
+        if !self.walk_union(ir, f, &mut out)? {
+            return Ok(None);
         }
-        if parts.len() > 1 || !out.windows(2).all(|w| w[0] < w[1]) {
+        let union = matches!(ir, Ir::Set(SetOp::Union, ..));
+        if union || !out.windows(2).all(|w| w[0] < w[1]) {
             out.sort_unstable();
             out.dedup();
         }
         Ok(Some(out))
+    }
+
+    /// Walk every operand of a chain of unions, left to right, into `out` (no list of the
+    /// operands is built: this runs for every rule context). False: an operand needs the
+    /// general evaluator.
+    fn walk_union(&mut self, ir: &Ir, f: &Focus, out: &mut Vec<NodeId>) -> R<bool> {
+        if let Ir::Set(SetOp::Union, a, b) = ir {
+            return Ok(self.walk_union(a, f, out)? && self.walk_union(b, f, out)?);
+        }
+        let walked = self.walk_path(ir, f, true, &mut |n| {
+            out.push(n);
+            false
+        })?;
+        Ok(walked.is_some())
     }
 
     /// fn:exists without building the sequence where the shape allows it.
