@@ -964,18 +964,14 @@ impl<'d> State<'d> {
 
     /// Zero or one atomic value; more is a type error.
     pub fn atomic_opt(&mut self, ir: &Ir, f: &Focus) -> R<Option<Atomic>> {
-        let v = self.eval(ir, f)?;
-        match v.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(atomize_item(self.doc, one))),
-            _ => Err(err(
-                "XPTY0004",
-                format!(
-                    "a sequence of {} items where at most one is allowed",
-                    v.len()
-                ),
-            )),
-        }
+        let doc = self.doc;
+        // Variables (operands of arithmetic and value comparisons) are read in place.
+        let v: &[Item] = match ir {
+            Ir::Global(s) => self.global_ref(*s as usize)?,
+            Ir::Local(s) => &self.locals[*s as usize],
+            _ => return single_of(doc, &self.eval(ir, f)?),
+        };
+        single_of(doc, v)
     }
 
     /// String of zero or one item ("" for empty), borrowing node text where it can.
@@ -989,6 +985,9 @@ impl<'d> State<'d> {
                 })
             }
             Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            // Variables (`$currency` in the code-list tests) read in place, not copied.
+            Ir::Global(s) => return seq_string(doc, self.global_ref(*s as usize)?),
+            Ir::Local(s) => return seq_string(doc, &self.locals[*s as usize]),
             // local-name() / name() of the context node: the interned name, no copy.
             Ir::Call(func @ (Func::LocalName | Func::Name), args)
                 if matches!(args.as_slice(), [Ir::ContextItem]) =>
@@ -1051,18 +1050,7 @@ impl<'d> State<'d> {
             _ => {}
         }
         let v = self.eval(ir, f)?;
-        match v.as_slice() {
-            [] => Ok(Cow::Borrowed("")),
-            [Item::Node(n)] => Ok(doc.string_value(*n)),
-            [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
-            _ => Err(err(
-                "XPTY0004",
-                format!(
-                    "a sequence of {} items where at most one is allowed",
-                    v.len()
-                ),
-            )),
-        }
+        seq_string(doc, &v)
     }
 
     /// Zero or one atomic value computed without building a sequence, for expressions
@@ -1517,6 +1505,37 @@ pub(crate) fn doc_order(v: &mut Sequence) {
     }
     v.sort_by_key(key);
     v.dedup_by_key(|i| key(i));
+}
+
+/// Zero or one item, atomized; more is a type error.
+fn single_of(doc: &Document, v: &[Item]) -> R<Option<Atomic>> {
+    match v {
+        [] => Ok(None),
+        [one] => Ok(Some(atomize_item(doc, one))),
+        _ => Err(err(
+            "XPTY0004",
+            format!(
+                "a sequence of {} items where at most one is allowed",
+                v.len()
+            ),
+        )),
+    }
+}
+
+/// The string of zero or one item ("" for none); more is a type error.
+fn seq_string<'d>(doc: &'d Document, v: &[Item]) -> R<Cow<'d, str>> {
+    match v {
+        [] => Ok(Cow::Borrowed("")),
+        [Item::Node(n)] => Ok(doc.string_value(*n)),
+        [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
+        _ => Err(err(
+            "XPTY0004",
+            format!(
+                "a sequence of {} items where at most one is allowed",
+                v.len()
+            ),
+        )),
+    }
 }
 
 /// General comparison of a sequence (on the left) with one atomic value.
