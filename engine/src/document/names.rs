@@ -96,17 +96,26 @@ pub(super) fn fast_map<K, V>() -> FastMap<K, V> {
     HashMap::with_hasher(SeededState::new())
 }
 
+/// A [`fast_map`] with room for `n` entries (no rehashing while it fills up to `n`).
+pub(super) fn fast_map_with_capacity<K, V>(n: usize) -> FastMap<K, V> {
+    HashMap::with_capacity_and_hasher(n, SeededState::new())
+}
+
 /// Names interned by (namespace URI, local name); the first prefix seen is kept.
 pub(super) struct NameTable {
     qnames: Vec<QName>,
     by_ns: FastMap<Box<str>, FastMap<Box<str>, u32>>,
+    /// Initial room of each namespace's table of local names.
+    local_capacity: usize,
 }
 
 impl NameTable {
-    pub(super) fn new() -> Self {
+    /// Room for about `n` names, so that interning them does not regrow the tables.
+    pub(super) fn with_capacity(n: usize) -> Self {
         NameTable {
-            qnames: Vec::new(),
+            qnames: Vec::with_capacity(n),
             by_ns: fast_map(),
+            local_capacity: n,
         }
     }
 
@@ -135,7 +144,7 @@ impl NameTable {
         });
         self.by_ns
             .entry(Box::from(ns))
-            .or_insert_with(fast_map)
+            .or_insert_with(|| fast_map_with_capacity(self.local_capacity))
             .insert(Box::from(local), id);
         (id, true)
     }

@@ -217,17 +217,21 @@ impl<'s> Builder<'s> {
             a: 1,
             b: NONE,
         });
+        // Expected distinct names: an invoice uses about one new name per 64 bytes of a
+        // small document and at most a few hundred in all; the tables start with that
+        // room instead of regrowing several times per document.
+        let names_hint = (src.len() / 64).clamp(16, 256);
         let mut text = String::with_capacity(src.len() + src.len() / 32 + 64);
         text.push_str(src);
         Builder {
             src,
             nodes,
             text,
-            names: NameTable::new(),
-            elements_by_name: Vec::new(),
+            names: NameTable::with_capacity(names_hint),
+            elements_by_name: Vec::with_capacity(names_hint),
             attributes_by_name: Vec::new(),
             attr_seen: Vec::new(),
-            elem_cache: names::fast_map(),
+            elem_cache: names::fast_map_with_capacity(names_hint),
             attr_cache: names::fast_map(),
             scope_gen: 0,
             bindings: Vec::new(),

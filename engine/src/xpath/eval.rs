@@ -437,6 +437,18 @@ impl<'d> State<'d> {
                             return Ok(hit);
                         }
                     }
+                    // A multi-valued global (`$vatLineCodes = 'S'`): compare in place, no
+                    // copy of the variable's sequence.
+                    if let Ir::Global(s) = &**a {
+                        let doc = self.doc;
+                        let seq = self.global_ref(*s as usize)?;
+                        return items_vs_literal(doc, *op, seq, lit);
+                    }
+                    if let Atomic::String(l) = lit {
+                        if let Some(hit) = self.string_step_vs_literal(a, *op, l, f)? {
+                            return Ok(hit);
+                        }
+                    }
                     let x = self.eval(a, f)?;
                     return self.general_with_literal(*op, &x, lit, false);
                 }
@@ -447,6 +459,17 @@ impl<'d> State<'d> {
                 let x = self.eval(a, f)?;
                 if x.is_empty() {
                     return Ok(false);
+                }
+                // `@currencyID = $documentCurrency`, `... = $rate`: a variable holding one
+                // item is compared like a literal, without copying the variable's sequence
+                // or atomizing either side into new vectors (same pairs, same order).
+                if matches!(**b, Ir::Global(_) | Ir::Local(_)) {
+                    if let Some(y) = self.single_atomic(b, f)? {
+                        return match y {
+                            None => Ok(false),
+                            Some(y) => self.general_with_literal(*op, &x, &y, false),
+                        };
+                    }
                 }
                 let y = self.eval(b, f)?;
                 let xa = atomize(self.doc, &x);
@@ -510,7 +533,10 @@ impl<'d> State<'d> {
             Ir::NameMemo(slot, e) => self.name_memo(*slot, e, f),
             Ir::Path(..) => match self.walk_path(ir, f, false, &mut |_| true)? {
                 Some(stopped) => Ok(stopped),
-                None => effective_boolean(&self.eval(ir, f)?),
+                None => match self.bool_step(ir, f)? {
+                    Some(b) => Ok(b),
+                    None => effective_boolean(&self.eval(ir, f)?),
+                },
             },
             other => effective_boolean(&self.eval(other, f)?),
         }
@@ -549,23 +575,30 @@ impl<'d> State<'d> {
             Ir::Cached(_, inner) => inner,
             other => other,
         };
-        let mut parts = Vec::new();
-        flatten_union(ir, &mut parts);
         let mut out = Vec::new();
-        for p in &parts {
-            let walked = self.walk_path(p, f, true, &mut |n| {
-                out.push(n);
-                false
-            })?;
-            if walked.is_none() {
-                return Ok(None);
-            }
+        if !self.walk_union(ir, f, &mut out)? {
+            return Ok(None);
         }
-        if parts.len() > 1 || !out.windows(2).all(|w| w[0] < w[1]) {
+        let union = matches!(ir, Ir::Set(SetOp::Union, ..));
+        if union || !out.windows(2).all(|w| w[0] < w[1]) {
             out.sort_unstable();
             out.dedup();
         }
         Ok(Some(out))
+    }
+
+    /// Walk every operand of a chain of unions, left to right, into `out` (no list of the
+    /// operands is built: this runs for every rule context). False: an operand needs the
+    /// general evaluator.
+    fn walk_union(&mut self, ir: &Ir, f: &Focus, out: &mut Vec<NodeId>) -> R<bool> {
+        if let Ir::Set(SetOp::Union, a, b) = ir {
+            return Ok(self.walk_union(a, f, out)? && self.walk_union(b, f, out)?);
+        }
+        let walked = self.walk_path(ir, f, true, &mut |n| {
+            out.push(n);
+            false
+        })?;
+        Ok(walked.is_some())
     }
 
     /// fn:exists without building the sequence where the shape allows it.
@@ -631,10 +664,22 @@ impl<'d> State<'d> {
         let Ir::Path(start, steps) = ir else {
             return Ok(None);
         };
+        self.walk_steps(start, steps, f, distinct, visit)
+    }
+
+    /// [`State::walk_path`] for the path `start/steps`.
+    pub(crate) fn walk_steps(
+        &mut self,
+        start: &Ir,
+        steps: &[Step],
+        f: &Focus,
+        distinct: bool,
+        visit: &mut dyn FnMut(NodeId) -> bool,
+    ) -> R<Option<bool>> {
         let Item::Node(ctx) = f.item else {
             return Ok(None);
         };
-        let from = match **start {
+        let from = match *start {
             Ir::ContextItem => ctx,
             Ir::Root => self.doc.root(),
             _ => return Ok(None),
@@ -892,17 +937,7 @@ impl<'d> State<'d> {
         flipped: bool,
     ) -> R<bool> {
         let op = if flipped { op.flip() } else { op };
-        for it in seq {
-            let hit = match it {
-                Item::Node(n) => untyped_vs(op, &self.doc.string_value(*n), lit)?,
-                Item::Atomic(Atomic::Untyped(s)) => untyped_vs(op, s, lit)?,
-                Item::Atomic(a) => general_pair(op, a, lit)?,
-            };
-            if hit {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        items_vs_literal(self.doc, op, seq, lit)
     }
 
     fn instance_of(&self, v: &[Item], t: &super::ir::ItemTypeIr, occ: Occurrence) -> bool {
@@ -929,18 +964,14 @@ impl<'d> State<'d> {
 
     /// Zero or one atomic value; more is a type error.
     pub fn atomic_opt(&mut self, ir: &Ir, f: &Focus) -> R<Option<Atomic>> {
-        let v = self.eval(ir, f)?;
-        match v.as_slice() {
-            [] => Ok(None),
-            [one] => Ok(Some(atomize_item(self.doc, one))),
-            _ => Err(err(
-                "XPTY0004",
-                format!(
-                    "a sequence of {} items where at most one is allowed",
-                    v.len()
-                ),
-            )),
-        }
+        let doc = self.doc;
+        // Variables (operands of arithmetic and value comparisons) are read in place.
+        let v: &[Item] = match ir {
+            Ir::Global(s) => self.global_ref(*s as usize)?,
+            Ir::Local(s) => &self.locals[*s as usize],
+            _ => return single_of(doc, &self.eval(ir, f)?),
+        };
+        single_of(doc, v)
     }
 
     /// String of zero or one item ("" for empty), borrowing node text where it can.
@@ -954,6 +985,9 @@ impl<'d> State<'d> {
                 })
             }
             Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            // Variables (`$currency` in the code-list tests) read in place, not copied.
+            Ir::Global(s) => return seq_string(doc, self.global_ref(*s as usize)?),
+            Ir::Local(s) => return seq_string(doc, &self.locals[*s as usize]),
             // local-name() / name() of the context node: the interned name, no copy.
             Ir::Call(func @ (Func::LocalName | Func::Name), args)
                 if matches!(args.as_slice(), [Ir::ContextItem]) =>
@@ -1016,18 +1050,7 @@ impl<'d> State<'d> {
             _ => {}
         }
         let v = self.eval(ir, f)?;
-        match v.as_slice() {
-            [] => Ok(Cow::Borrowed("")),
-            [Item::Node(n)] => Ok(doc.string_value(*n)),
-            [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
-            _ => Err(err(
-                "XPTY0004",
-                format!(
-                    "a sequence of {} items where at most one is allowed",
-                    v.len()
-                ),
-            )),
-        }
+        seq_string(doc, &v)
     }
 
     /// Zero or one atomic value computed without building a sequence, for expressions
@@ -1045,6 +1068,11 @@ impl<'d> State<'d> {
                     _ => return Ok(None),
                 }
             }
+            Ir::Local(s) => match self.locals[*s as usize].as_slice() {
+                [] => None,
+                [one] => Some(atomize_item(self.doc, one)),
+                _ => return Ok(None),
+            },
             Ir::Call(Func::NormalizeSpace, args) => {
                 let s = self.string_opt(&args[0], f)?;
                 Some(Atomic::String(Arc::from(normalize_space(&s).as_ref())))
@@ -1477,6 +1505,52 @@ pub(crate) fn doc_order(v: &mut Sequence) {
     }
     v.sort_by_key(key);
     v.dedup_by_key(|i| key(i));
+}
+
+/// Zero or one item, atomized; more is a type error.
+fn single_of(doc: &Document, v: &[Item]) -> R<Option<Atomic>> {
+    match v {
+        [] => Ok(None),
+        [one] => Ok(Some(atomize_item(doc, one))),
+        _ => Err(err(
+            "XPTY0004",
+            format!(
+                "a sequence of {} items where at most one is allowed",
+                v.len()
+            ),
+        )),
+    }
+}
+
+/// The string of zero or one item ("" for none); more is a type error.
+fn seq_string<'d>(doc: &'d Document, v: &[Item]) -> R<Cow<'d, str>> {
+    match v {
+        [] => Ok(Cow::Borrowed("")),
+        [Item::Node(n)] => Ok(doc.string_value(*n)),
+        [Item::Atomic(a)] => Ok(Cow::Owned(a.display())),
+        _ => Err(err(
+            "XPTY0004",
+            format!(
+                "a sequence of {} items where at most one is allowed",
+                v.len()
+            ),
+        )),
+    }
+}
+
+/// General comparison of a sequence (on the left) with one atomic value.
+fn items_vs_literal(doc: &Document, op: CompOp, seq: &[Item], lit: &Atomic) -> R<bool> {
+    for it in seq {
+        let hit = match it {
+            Item::Node(n) => untyped_vs(op, &doc.string_value(*n), lit)?,
+            Item::Atomic(Atomic::Untyped(s)) => untyped_vs(op, s, lit)?,
+            Item::Atomic(a) => general_pair(op, a, lit)?,
+        };
+        if hit {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `untyped op literal` with the general-comparison casting rules.

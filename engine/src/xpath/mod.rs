@@ -8,6 +8,7 @@ mod fallback;
 mod functions;
 mod guard;
 mod ir;
+mod last_step;
 pub mod lexical;
 mod lower;
 mod name_memo;
