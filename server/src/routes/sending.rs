@@ -321,6 +321,19 @@ pub async fn send_api(
 
 // ---- invoices and timelines ---------------------------------------------------------
 
+/// The caller's invoice `id`, or 404.
+async fn tenant_invoice(
+    state: &AppState,
+    principal: &Principal,
+    id: &str,
+) -> Result<store::InvoiceRecord, Problem> {
+    state
+        .store
+        .invoice(&principal.tenant_id, id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no invoice `{id}` in this tenant")))
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Invoice {
     pub id: String,
@@ -350,11 +363,7 @@ pub async fn get_invoice(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<Invoice>, Problem> {
-    let inv = state
-        .store
-        .invoice(&principal.tenant_id, &id)
-        .await?
-        .ok_or_else(|| Problem::not_found(format!("no invoice `{id}` in this tenant")))?;
+    let inv = tenant_invoice(&state, &principal, &id).await?;
     Ok(Json(Invoice {
         links: sending::InvoiceLinks {
             self_: format!("/v1/invoices/{}", inv.id),
@@ -401,11 +410,7 @@ pub async fn messages(
     // invoice row newer than the events read, and the status is taken from the events, so
     // the answer is always one consistent timeline.
     let events = state.store.invoice_events(&invoice_id).await?;
-    let inv = state
-        .store
-        .invoice(&principal.tenant_id, &invoice_id)
-        .await?
-        .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
+    let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
     let status = events
         .iter()
         .rev()
@@ -440,11 +445,7 @@ pub async fn evidence(
     use axum::http::header;
     use axum::response::IntoResponse;
     let events = state.store.invoice_events(&invoice_id).await?;
-    let inv = state
-        .store
-        .invoice(&principal.tenant_id, &invoice_id)
-        .await?
-        .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
+    let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
     let package = sending::evidence::EvidencePackage::build(
         &inv,
         events.into_iter().map(TimelineEntry::from).collect(),
