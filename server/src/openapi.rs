@@ -39,7 +39,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         peppol::lookup_v1, peppol::lookup_api,
         usage::usage,
         sending::create_connection, sending::list_connections, sending::activate_connection,
-        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages, sending::evidence, sending::partner_callback,
+        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages, sending::evidence, sending::partner_callback, sending::archive_invoice,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,

@@ -573,3 +573,47 @@ async fn a_delivery_without_any_further_response_times_out_once() {
     );
     assert!(!codes(&timeline(&s, &answered).await).contains(&"response_timeout".to_string()));
 }
+
+#[tokio::test]
+async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let archive = |id: String| {
+        s.v1(
+            Method::POST,
+            &format!("/v1/invoices/{id}/archive"),
+            BOOTSTRAP,
+        )
+        .send()
+    };
+    let r = send(&s, Some("arch-1"), None, example("invoice-sk.xml")).await;
+    let done = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    until_last(&s, &done, "IR:AP").await;
+    let r = archive(done.clone()).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], "archived");
+    let t = timeline(&s, &done).await;
+    assert_eq!(codes(&t).last().unwrap(), "archived");
+    assert_chain(&t);
+    // Twice is once too often; an invoice still waiting for the buyer cannot be archived.
+    let p = problem(archive(done).await.unwrap(), 409).await;
+    assert!(p["type"].as_str().unwrap().ends_with("#illegal-transition"));
+    let r = send(
+        &s,
+        Some("arch-2"),
+        Some("no_response"),
+        example("invoice-sk.xml"),
+    )
+    .await;
+    let waiting = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    until_last(&s, &waiting, "MLS:AB").await;
+    let p = problem(archive(waiting).await.unwrap(), 409).await;
+    assert_eq!(p["invoice_status"], "delivered");
+    problem(archive("inv_nope".into()).await.unwrap(), 404).await;
+}

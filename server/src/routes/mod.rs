@@ -151,6 +151,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(sending::messages),
         ),
         (
+            e(
+                Method::POST,
+                "/v1/invoices/{id}/archive",
+                Roles(allow::INVOICE_WORK),
+            ),
+            post(sending::archive_invoice),
+        ),
+        (
             e(Method::POST, "/v1/partner/callbacks/{connection}", Public),
             post(sending::partner_callback),
         ),

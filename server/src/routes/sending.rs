@@ -546,3 +546,19 @@ pub struct PartnerCallback {
     pub transmission_id: String,
     pub event: partner::PartnerEventBody,
 }
+
+#[utoipa::path(post, path = "/v1/invoices/{id}/archive", tag = "sending",
+    params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "Archived; `invoice.archived` goes to subscribed endpoints", body = Invoice),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody),
+        (status = 409, description = "The invoice's workflow has not ended (`illegal-transition`)", body = crate::problem::ProblemBody)))]
+pub async fn archive_invoice(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Invoice>, Problem> {
+    let inv = tenant_invoice(&state, &principal, &id).await?;
+    sending::archive(&state, &inv, &principal).await?;
+    get_invoice(State(state), Extension(principal), Path(id)).await
+}

@@ -95,6 +95,7 @@ pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<st
         Status::ConditionallyAccepted | Status::UnderQuery => EventType::InvoiceAttentionNeeded,
         Status::Failed => EventType::InvoiceFailed,
         Status::RemediationRequired => EventType::InvoiceRemediationRequired,
+        Status::Archived => EventType::InvoiceArchived,
         _ => return None,
     };
     Some(store::Notice {
@@ -157,6 +158,53 @@ pub async fn apply_partner_event(
             &invoice.tenant_id,
             &invoice.id,
             moved.map(Status::as_str),
+            &[event],
+            &notices,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Close an invoice whose workflow has ended: status `archived`, the evidence package final,
+/// `invoice.archived` to subscribed endpoints. Refused (409) from a status still in flight.
+pub async fn archive(
+    state: &AppState,
+    invoice: &InvoiceRecord,
+    by: &Principal,
+) -> Result<(), Problem> {
+    let current = Status::parse(&invoice.status).unwrap_or(Status::Received);
+    if !current.can_move_to(Status::Archived) {
+        tracing::warn!(invoice = %invoice.id, from = current.as_str(), "archive refused: illegal transition");
+        return Err(Problem::conflict(
+            "illegal-transition",
+            format!(
+                "an invoice that is `{}` cannot be archived; only finished ones can (accepted, \
+                 paid, rejected, conditionally_accepted, failed, remediation_required)",
+                current.as_str()
+            ),
+        )
+        .with("invoice_status", current));
+    }
+    let event = timeline::own(
+        "archived",
+        Status::Archived,
+        "closed and archived: the evidence package is final".to_string(),
+        &invoice.id,
+    );
+    let event = store::NewEvent {
+        detail: Some(format!(
+            "archived by key {}",
+            by.key_id.as_deref().unwrap_or("-")
+        )),
+        ..event
+    };
+    let notices: Vec<_> = notice_for(invoice, &event).into_iter().collect();
+    state
+        .store
+        .append_invoice_events(
+            &invoice.tenant_id,
+            &invoice.id,
+            Some(Status::Archived.as_str()),
             &[event],
             &notices,
         )
