@@ -17,7 +17,7 @@ use axum::{Json, Router};
 use invex_server::company::CompanyConfig;
 use reqwest::Method;
 use serde_json::{json, Value};
-use support::{problem, TestServer, BOOTSTRAP};
+use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 /// The company every stub register knows.
 const KNOWN: &str = "31322832";
@@ -770,15 +770,7 @@ fn refs(value: &Value, out: &mut Vec<String>) {
 #[tokio::test]
 async fn the_route_and_its_answer_are_described_in_openapi() {
     let s = TestServer::start().await;
-    let doc: Value = s
-        .client
-        .get(s.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = s.client.get(s.url("/openapi.json")).value().await;
     let op = &doc["paths"]["/v1/company/sk/{ico}"]["get"];
     assert!(op.is_object(), "route not described");
     for status in ["200", "400", "503"] {

@@ -17,7 +17,7 @@ use hmac::{Hmac, Mac};
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::Sha256;
-use support::{example, problem, TestServer, BOOTSTRAP};
+use support::{example, problem, JsonBody, TestServer, BOOTSTRAP};
 
 /// The partner's record of submissions: idempotency key → (transmission id, count).
 #[derive(Clone, Default)]
@@ -82,12 +82,8 @@ async fn timeline_until(s: &TestServer, id: &str, status: &str) -> Value {
     for _ in 0..100 {
         let t: Value = s
             .api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+            .value()
+            .await;
         if t["status"] == status {
             return t;
         }
@@ -178,12 +174,8 @@ async fn invoices_go_to_the_partner_api_and_its_signed_callbacks_move_them_on() 
     );
     let again: Value = s
         .api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(again["events"], t["events"]);
 
     // Forged, stale and misdirected callbacks are refused.
@@ -281,12 +273,8 @@ async fn http_partners_need_an_https_root_and_a_key() {
     assert_eq!(r.status(), 201);
     let listed: Value = s
         .v1(Method::GET, "/v1/connections", BOOTSTRAP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert!(
         listed["connections"][0].get("callback_secret").is_none(),
         "shown once"

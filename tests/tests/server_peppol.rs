@@ -26,7 +26,7 @@ use invex_server::peppol::naptr::dns_name;
 use invex_server::peppol::readiness::{BIS_CREDIT_NOTE, BIS_INVOICE};
 use reqwest::Method;
 use serde_json::{json, Value};
-use support::{problem, TestServer, BOOTSTRAP};
+use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 const ZONE: &str = "sml.invex.test";
 
@@ -69,12 +69,8 @@ async fn the_sandbox_answers_v1_lookups_without_a_key() {
         .client
         .get(s.url("/v1/peppol/lookup?icd=9950&id=sk2022749619"))
         .header("X-API-Key", "sandbox")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(body["registered"], true);
     assert_eq!(body["participant_id"], "9950:SK2022749619");
 
@@ -82,12 +78,8 @@ async fn the_sandbox_answers_v1_lookups_without_a_key() {
     let body: Value = s
         .client
         .get(s.url("/v1/peppol/lookup?icd=0245&id=2027000008"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(body["registered"], false);
     assert_eq!(body["profiles"], json!([]));
     assert!(body["delivery_partner"].is_null());
@@ -258,15 +250,7 @@ async fn the_sandbox_explains_readiness_and_channels() {
     )
     .await;
     // Both routes and their answers are described in the OpenAPI document.
-    let doc: Value = s
-        .client
-        .get(s.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = s.client.get(s.url("/openapi.json")).value().await;
     let v1_params = doc["paths"]["/v1/peppol/lookup"]["get"]["parameters"]
         .as_array()
         .unwrap();

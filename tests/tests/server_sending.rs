@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use support::{example, invalid_invoice, problem, TestServer, BOOTSTRAP};
+use support::{example, invalid_invoice, problem, JsonBody, TestServer, BOOTSTRAP};
 
 async fn connect(s: &TestServer) -> String {
     let r = s
@@ -55,12 +55,8 @@ async fn send(
 
 async fn timeline(s: &TestServer, id: &str) -> Value {
     s.api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
-        .send()
+        .value()
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 /// Wait until the invoice's timeline ends with `code`.
@@ -202,12 +198,8 @@ async fn an_invoice_with_fatal_findings_enters_remediation_and_is_not_sent() {
     let id = p["invoice_id"].as_str().unwrap().to_string();
     let inv: Value = s
         .v1(Method::GET, &format!("/v1/invoices/{id}"), BOOTSTRAP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(inv["status"], "remediation_required");
     tokio::time::sleep(Duration::from_millis(300)).await;
     let t = timeline(&s, &id).await;
@@ -238,12 +230,8 @@ async fn an_invoice_with_fatal_findings_enters_remediation_and_is_not_sent() {
             accepted["links"]["self"].as_str().unwrap(),
             BOOTSTRAP,
         )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(fixed["resubmission_of"], id.as_str());
 }
 
@@ -467,14 +455,7 @@ async fn the_evidence_package_holds_everything_and_verifies_offline() {
         .to_string();
     let t = until_last(&s, &id, "IR:UQ").await;
     let path = format!("/api/evidence/{id}");
-    let package: Value = s
-        .api(Method::GET, &path, BOOTSTRAP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let package: Value = s.api(Method::GET, &path, BOOTSTRAP).value().await;
     assert_eq!(package["format"], "invex-evidence/1");
     assert_eq!(
         package["document"]["payload"].as_str().unwrap().as_bytes(),

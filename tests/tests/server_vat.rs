@@ -11,7 +11,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use reqwest::Method;
 use serde_json::{json, Value};
-use support::{problem, TestServer, BOOTSTRAP};
+use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 #[tokio::test]
 async fn the_sandbox_answers_without_a_key_or_with_the_placeholder() {
@@ -37,12 +37,8 @@ async fn the_sandbox_answers_without_a_key_or_with_the_placeholder() {
     let body: Value = s
         .client
         .get(s.url("/v1/vat/verify?vat=SK2020123456"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(body["valid"], false);
     assert_eq!(body["status"], "invalid_format");
     assert_eq!(body["source"], "local-checks");
@@ -447,14 +443,7 @@ async fn usage_counts_each_number_answered_per_tenant_and_survives_a_restart() {
     running.shutdown().await.unwrap();
     let dir = std::mem::replace(&mut s.dir, tempfile::tempdir().unwrap());
     let s = TestServer::launch(support::config(dir.path()), Some(support::shipped()), dir).await;
-    let u: Value = s
-        .v1(Method::GET, "/v1/usage", &acme)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let u: Value = s.v1(Method::GET, "/v1/usage", &acme).value().await;
     assert_eq!(u["vat_verification"]["calls"], 1102);
 }
 

@@ -20,7 +20,7 @@ use invex_server::webhooks::{self, EventType};
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::Sha256;
-use support::{problem, TestServer, BOOTSTRAP};
+use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 #[derive(Clone, Debug)]
 struct Received {
@@ -626,15 +626,7 @@ async fn bad_registrations_are_422_problems() {
 #[tokio::test]
 async fn the_openapi_description_names_the_event_types() {
     let s = TestServer::start().await;
-    let doc: Value = s
-        .client
-        .get(s.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = s.client.get(s.url("/openapi.json")).value().await;
     let text = doc.to_string();
     for name in [
         "invoice.delivered",
@@ -919,12 +911,8 @@ async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
     let connection: Value = s
         .v1(Method::POST, "/v1/connections", BOOTSTRAP)
         .json(&json!({"partner": "sandbox"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     let id = connection["id"].as_str().unwrap();
     s.v1(
         Method::POST,

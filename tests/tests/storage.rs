@@ -9,7 +9,7 @@ use invex_server::store::{
 };
 use reqwest::Method;
 use serde_json::Value;
-use support::{TestServer, BOOTSTRAP};
+use support::{JsonBody, TestServer, BOOTSTRAP};
 
 fn key(tenant: &str, role: &str, prefix: &str) -> KeyRecord {
     KeyRecord {
@@ -302,12 +302,8 @@ async fn two_instances_share_one_postgres_database() {
     let id = result["id"].as_str().unwrap();
     let again: Value = a
         .v1(Method::GET, &format!("/v1/validations/{id}"), &dev)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     assert_eq!(again, result);
     // Both instances meter the same tenant; their counts add up in the shared table.
     for s in [&a, &b] {
@@ -385,12 +381,8 @@ async fn two_instances_share_the_outbox_without_double_delivery() {
         for _ in 0..200 {
             let t: Value = a
                 .api(Method::GET, &format!("/api/messages/{id}"), BOOTSTRAP)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+                .value()
+                .await;
             if t["status"] == "accepted" {
                 done = Some(t);
                 break;

@@ -98,12 +98,22 @@ pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<st
         Status::Archived => EventType::InvoiceArchived,
         _ => return None,
     };
-    Some(store::Notice {
+    Some(notice(invoice, event_type, event))
+}
+
+/// A webhook event about `invoice`, reporting timeline entry `event`. The status is the
+/// one the entry moved the invoice to, else the invoice's own.
+pub fn notice(
+    invoice: &InvoiceRecord,
+    event_type: crate::webhooks::events::EventType,
+    event: &store::NewEvent,
+) -> store::Notice {
+    store::Notice {
         event_type,
         data: serde_json::json!({
             "invoice_id": invoice.id,
             "document_id": invoice.document_id,
-            "status": status,
+            "status": event.status.as_deref().unwrap_or(&invoice.status),
             "code": event.code,
             "meaning": event.meaning,
             "detail": event.detail,
@@ -114,7 +124,7 @@ pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<st
                 "evidence": format!("/api/evidence/{}", invoice.id),
             },
         }),
-    })
+    }
 }
 
 /// Record a response event a partner reported after the submission (a callback). A

@@ -85,22 +85,11 @@ impl Worker {
                 correlation_id: invoice.id.clone(),
                 detail: None,
             };
-            let notice = Notice {
-                event_type: crate::webhooks::events::EventType::InvoiceAttentionNeeded,
-                data: serde_json::json!({
-                    "invoice_id": invoice.id,
-                    "document_id": invoice.document_id,
-                    "status": invoice.status,
-                    "code": event.code,
-                    "meaning": event.meaning,
-                    "correlation_id": invoice.id,
-                    "links": {
-                        "self": format!("/v1/invoices/{}", invoice.id),
-                        "messages": format!("/api/messages/{}", invoice.id),
-                        "evidence": format!("/api/evidence/{}", invoice.id),
-                    },
-                }),
-            };
+            let notice = super::notice(
+                invoice,
+                crate::webhooks::events::EventType::InvoiceAttentionNeeded,
+                &event,
+            );
             self.store
                 .append_invoice_events(&invoice.tenant_id, &invoice.id, None, &[event], &[notice])
                 .await?;

@@ -160,3 +160,19 @@ pub async fn serve_stub(app: axum::Router) -> String {
     tokio::spawn(async move { axum::serve(listener, app).await.expect("stub serves") });
     format!("http://{addr}")
 }
+
+/// Send a request and read its JSON body (the status is the test's business elsewhere).
+pub trait JsonBody {
+    fn value(self) -> impl std::future::Future<Output = Value>;
+}
+
+impl JsonBody for RequestBuilder {
+    async fn value(self) -> Value {
+        self.send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json body")
+    }
+}
