@@ -7,6 +7,7 @@ pub mod auth;
 pub mod company;
 pub mod config;
 pub mod context;
+pub mod convert;
 pub mod metrics;
 pub mod openapi;
 pub mod peppol;
