@@ -119,6 +119,9 @@ pub struct Config {
     /// Webhook delivery (`[webhooks]`): worker, timeout, retry schedule.
     #[serde(default)]
     pub webhooks: crate::webhooks::WebhooksConfig,
+    /// Conversion (`[convert]`): review threshold, batch size.
+    #[serde(default)]
+    pub convert: crate::convert::config::ConvertConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -142,6 +145,7 @@ impl Default for Config {
             company: crate::company::CompanyConfig::default(),
             peppol: crate::peppol::PeppolConfig::default(),
             webhooks: crate::webhooks::WebhooksConfig::default(),
+            convert: crate::convert::config::ConvertConfig::default(),
         }
     }
 }
@@ -218,6 +222,14 @@ impl Config {
                 }
                 "VAT_STALE_MAX_SECS" => self.vat.stale_max_secs = parse(&value).map_err(bad)?,
                 "VAT_BREAKER_FAILURES" => self.vat.breaker_failures = parse(&value).map_err(bad)?,
+                "CONVERT_CONFIDENCE_THRESHOLD" => {
+                    let t: f32 = parse(&value).map_err(bad)?;
+                    if !(0.0..=1.0).contains(&t) {
+                        return Err(bad(format!("{t} is not between 0.0 and 1.0")));
+                    }
+                    self.convert.confidence_threshold = t;
+                }
+                "CONVERT_MAX_INVOICES" => self.convert.max_invoices = parse(&value).map_err(bad)?,
                 "SENDING_WORKER" => self.sending.worker = parse_bool(&value).map_err(bad)?,
                 "SENDING_POLL_MS" => self.sending.poll_ms = parse(&value).map_err(bad)?,
                 "SENDING_RESPONSE_TIMEOUT_SECS" => {

@@ -4,5 +4,8 @@
 //! Extractors (`tabular`, `pdf`) fill a [`model::Draft`]; the UBL writer turns a draft
 //! into XML; the engine validates it; the review gate decides `ready` or `needs_review`.
 
+pub mod config;
+pub mod gate;
 pub mod model;
+pub mod review;
 pub mod ubl;

@@ -1,6 +1,7 @@
 //! Storage with sqlx: SQLite embedded by default, PostgreSQL when several instances share
 //! one database. One portable schema (`server/migrations`), run at start.
 
+mod conversions;
 mod keys;
 mod sending;
 mod tenants;
@@ -14,6 +15,7 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 use tokio::sync::mpsc;
 
+pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent, Notice,

@@ -1,0 +1,247 @@
+//! Conversions and their review trail.
+
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::{opt_text, text, Store, StoreError};
+
+/// A conversion as stored. JSON columns stay text here; `convert::review` owns their shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConversionRecord {
+    pub id: String,
+    pub tenant_id: String,
+    pub batch_id: String,
+    pub position: i64,
+    pub status: String,
+    pub file_name: Option<String>,
+    pub input_format: String,
+    pub input_sha256: String,
+    pub document_id: Option<String>,
+    pub draft: String,
+    pub xml: String,
+    pub xml_sha256: String,
+    pub report: String,
+    pub confidence: f64,
+    pub reasons: String,
+    pub cross_checks: String,
+    pub changes: String,
+    pub needed_review: bool,
+    pub approved_by: Option<String>,
+    pub approved_at: Option<String>,
+    pub review_note: Option<String>,
+    pub invoice_id: Option<String>,
+    pub environment: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str = "id, tenant_id, batch_id, position, status, file_name, input_format, \
+     input_sha256, document_id, draft, xml, xml_sha256, report, confidence, reasons, \
+     cross_checks, changes, needed_review, approved_by, approved_at, review_note, invoice_id, \
+     environment, created_at, updated_at";
+
+/// Columns a list answers (the XML and report stay out of lists).
+const SUMMARY_COLUMNS: &str = "id, tenant_id, batch_id, position, status, file_name, \
+     input_format, input_sha256, document_id, '' AS draft, '' AS xml, xml_sha256, '' AS report, \
+     confidence, reasons, '[]' AS cross_checks, '[]' AS changes, needed_review, approved_by, \
+     approved_at, review_note, invoice_id, environment, created_at, updated_at";
+
+impl ConversionRecord {
+    fn from_row(row: &AnyRow) -> Result<ConversionRecord, sqlx::Error> {
+        Ok(ConversionRecord {
+            id: text(row, "id")?,
+            tenant_id: text(row, "tenant_id")?,
+            batch_id: text(row, "batch_id")?,
+            position: row.try_get::<i64, _>("position")?,
+            status: text(row, "status")?,
+            file_name: opt_text(row, "file_name")?,
+            input_format: text(row, "input_format")?,
+            input_sha256: text(row, "input_sha256")?,
+            document_id: opt_text(row, "document_id")?,
+            draft: text(row, "draft")?,
+            xml: text(row, "xml")?,
+            xml_sha256: text(row, "xml_sha256")?,
+            report: text(row, "report")?,
+            confidence: row.try_get::<f64, _>("confidence")?,
+            reasons: text(row, "reasons")?,
+            cross_checks: text(row, "cross_checks")?,
+            changes: text(row, "changes")?,
+            needed_review: row.try_get::<i64, _>("needed_review")? != 0,
+            approved_by: opt_text(row, "approved_by")?,
+            approved_at: opt_text(row, "approved_at")?,
+            review_note: opt_text(row, "review_note")?,
+            invoice_id: opt_text(row, "invoice_id")?,
+            environment: text(row, "environment")?,
+            created_at: text(row, "created_at")?,
+            updated_at: text(row, "updated_at")?,
+        })
+    }
+}
+
+impl Store {
+    /// Store the conversions of one upload, all or nothing.
+    pub async fn insert_conversions(&self, records: &[ConversionRecord]) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        for c in records {
+            sqlx::query(&format!(
+                "INSERT INTO conversions ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)"
+            ))
+            .bind(&c.id)
+            .bind(&c.tenant_id)
+            .bind(&c.batch_id)
+            .bind(c.position)
+            .bind(&c.status)
+            .bind(c.file_name.as_deref())
+            .bind(&c.input_format)
+            .bind(&c.input_sha256)
+            .bind(c.document_id.as_deref())
+            .bind(&c.draft)
+            .bind(&c.xml)
+            .bind(&c.xml_sha256)
+            .bind(&c.report)
+            .bind(c.confidence)
+            .bind(&c.reasons)
+            .bind(&c.cross_checks)
+            .bind(&c.changes)
+            .bind(i64::from(c.needed_review))
+            .bind(c.approved_by.as_deref())
+            .bind(c.approved_at.as_deref())
+            .bind(c.review_note.as_deref())
+            .bind(c.invoice_id.as_deref())
+            .bind(&c.environment)
+            .bind(&c.created_at)
+            .bind(&c.updated_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn conversion(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<Option<ConversionRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM conversions WHERE tenant_id = $1 AND id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|r| ConversionRecord::from_row(&r)).transpose()?)
+    }
+
+    /// The tenant's conversions, newest first, optionally of one status; without the XML,
+    /// draft and report (fetch one for those).
+    pub async fn conversions(
+        &self,
+        tenant_id: &str,
+        status: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ConversionRecord>, StoreError> {
+        let rows = match status {
+            Some(s) => sqlx::query(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 AND status = $2 \
+                     ORDER BY created_at DESC, position LIMIT $3"
+            ))
+            .bind(tenant_id)
+            .bind(s)
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?,
+            None => {
+                sqlx::query(&format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 \
+                     ORDER BY created_at DESC, position LIMIT $2"
+                ))
+                .bind(tenant_id)
+                .bind(limit)
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        Ok(rows
+            .iter()
+            .map(ConversionRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// The newest conversion of the tenant that produced exactly this XML.
+    pub async fn conversion_by_xml(
+        &self,
+        tenant_id: &str,
+        xml_sha256: &str,
+    ) -> Result<Option<ConversionRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM conversions WHERE tenant_id = $1 AND xml_sha256 = $2 \
+             ORDER BY created_at DESC LIMIT 1"
+        ))
+        .bind(tenant_id)
+        .bind(xml_sha256)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|r| ConversionRecord::from_row(&r)).transpose()?)
+    }
+
+    /// Write a reviewed conversion back, only if nobody changed it since it was read
+    /// (`expected_updated_at`): two reviewers never overwrite each other silently.
+    /// Returns false when the conversion changed in between.
+    pub async fn update_conversion(
+        &self,
+        c: &ConversionRecord,
+        expected_updated_at: &str,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversions SET status = $1, document_id = $2, draft = $3, xml = $4, \
+             xml_sha256 = $5, report = $6, confidence = $7, reasons = $8, cross_checks = $9, \
+             changes = $10, approved_by = $11, approved_at = $12, review_note = $13, \
+             invoice_id = $14, updated_at = $15 \
+             WHERE tenant_id = $16 AND id = $17 AND updated_at = $18",
+        )
+        .bind(&c.status)
+        .bind(c.document_id.as_deref())
+        .bind(&c.draft)
+        .bind(&c.xml)
+        .bind(&c.xml_sha256)
+        .bind(&c.report)
+        .bind(c.confidence)
+        .bind(&c.reasons)
+        .bind(&c.cross_checks)
+        .bind(&c.changes)
+        .bind(c.approved_by.as_deref())
+        .bind(c.approved_at.as_deref())
+        .bind(c.review_note.as_deref())
+        .bind(c.invoice_id.as_deref())
+        .bind(&c.updated_at)
+        .bind(&c.tenant_id)
+        .bind(&c.id)
+        .bind(expected_updated_at)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Record that a conversion went out as `invoice_id` (the first send wins the link).
+    pub async fn mark_conversion_sent(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        invoice_id: &str,
+        at: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE conversions SET status = 'sent', invoice_id = $1, updated_at = $2 \
+             WHERE tenant_id = $3 AND id = $4 AND invoice_id IS NULL",
+        )
+        .bind(invoice_id)
+        .bind(at)
+        .bind(tenant_id)
+        .bind(id)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}
