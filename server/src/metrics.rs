@@ -16,6 +16,8 @@ pub struct Metrics {
     validations: IntCounterVec,
     rulepacks: IntGaugeVec,
     reload_ok: IntGauge,
+    webhook_attempts: IntCounterVec,
+    webhook_latency: HistogramVec,
 }
 
 /// Latency buckets in seconds: validations of typical invoices take well under a
@@ -54,6 +56,23 @@ impl Metrics {
             "invex_rulepack_last_reload_ok",
             "1 when the last rule-pack load succeeded",
         )?;
+        let webhook_attempts = IntCounterVec::new(
+            Opts::new(
+                "invex_webhook_attempts_total",
+                "Webhook delivery attempts by event type and outcome (delivered, retry, failed)",
+            ),
+            &["event_type", "outcome"],
+        )?;
+        let webhook_latency = HistogramVec::new(
+            HistogramOpts::new(
+                "invex_webhook_attempt_duration_seconds",
+                "Time a receiver took to answer a webhook attempt",
+            )
+            .buckets(BUCKETS.to_vec()),
+            &["event_type"],
+        )?;
+        registry.register(Box::new(webhook_attempts.clone()))?;
+        registry.register(Box::new(webhook_latency.clone()))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(validations.clone()))?;
@@ -66,7 +85,19 @@ impl Metrics {
             validations,
             rulepacks,
             reload_ok,
+            webhook_attempts,
+            webhook_latency,
         })
+    }
+
+    /// One webhook attempt: `outcome` is `delivered`, `retry` or `failed`.
+    pub fn webhook_attempt(&self, event_type: &str, outcome: &str, elapsed: Duration) {
+        self.webhook_attempts
+            .with_label_values(&[event_type, outcome])
+            .inc();
+        self.webhook_latency
+            .with_label_values(&[event_type])
+            .observe(elapsed.as_secs_f64());
     }
 
     pub fn observe_request(&self, method: &str, route: &str, status: &str, elapsed: Duration) {

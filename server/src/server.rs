@@ -179,8 +179,12 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         Arc::downgrade(&meter),
         Duration::from_secs(1),
     ));
-    let webhooks = crate::webhooks::worker::spawn(state.store.clone(), &state.config.webhooks)
-        .map_err(|e| StartError::Task(e.to_string()))?;
+    let webhooks = crate::webhooks::worker::spawn(
+        state.store.clone(),
+        &state.config.webhooks,
+        state.metrics.clone(),
+    )
+    .map_err(|e| StartError::Task(e.to_string()))?;
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     Ok(Running {
         addr,

@@ -341,6 +341,26 @@ async fn failures_are_retried_with_the_same_webhook_id_until_delivered() {
     assert!(log.iter().all(|a| a["delivery_status"] == "delivered"));
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(receiver.received().len(), 3, "nothing after delivery");
+    // The attempts are counted by outcome for monitoring.
+    let metrics = reqwest::get(s.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |outcome: &str| {
+        let prefix = format!(
+            "invex_webhook_attempts_total{{event_type=\"webhook.test\",outcome=\"{outcome}\"}} "
+        );
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .map(|v| v.trim().to_string())
+    };
+    assert_eq!(count("retry").as_deref(), Some("2"), "{metrics}");
+    assert_eq!(count("delivered").as_deref(), Some("1"), "{metrics}");
+    assert!(metrics
+        .contains("invex_webhook_attempt_duration_seconds_count{event_type=\"webhook.test\"} 3"));
 }
 
 #[tokio::test]

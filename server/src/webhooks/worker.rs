@@ -10,7 +10,7 @@
 //! the same endpoint). Receivers order by the payload's `timestamp` (docs/webhooks.md).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -19,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::config::WebhooksConfig;
 use super::signing;
+use crate::metrics::Metrics;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
 use crate::store::{self, Store, StoreError};
 
@@ -72,7 +73,11 @@ impl WorkerHandle {
 }
 
 /// Start the worker (when `config.worker` is set).
-pub fn spawn(store: Store, config: &WebhooksConfig) -> Result<Option<WorkerHandle>, WorkerError> {
+pub fn spawn(
+    store: Store,
+    config: &WebhooksConfig,
+    metrics: Arc<Metrics>,
+) -> Result<Option<WorkerHandle>, WorkerError> {
     if !config.worker {
         return Ok(None);
     }
@@ -93,6 +98,7 @@ pub fn spawn(store: Store, config: &WebhooksConfig) -> Result<Option<WorkerHandl
         timeout,
         token: token.clone(),
         polls: std::sync::atomic::AtomicU64::new(0),
+        metrics,
     };
     let task = tokio::spawn(worker.run(rx));
     Ok(Some(WorkerHandle {
@@ -112,6 +118,7 @@ struct Worker {
     /// This worker's claims are `{token}.{poll number}`.
     token: String,
     polls: std::sync::atomic::AtomicU64,
+    metrics: Arc<Metrics>,
 }
 
 /// What one attempt came to.
@@ -246,6 +253,13 @@ impl Worker {
         self.store
             .record_webhook_attempt(&record, token, &next, disable)
             .await?;
+        let label = match next {
+            NextStep::Delivered => "delivered",
+            NextStep::RetryAt(_) => "retry",
+            NextStep::Failed => "failed",
+        };
+        self.metrics
+            .webhook_attempt(&d.event_type, label, outcome.duration);
         tracing::info!(
             delivery_id = %d.id, event_id = %d.event_id, endpoint_id = %d.endpoint_id,
             attempt = attempt_no, status = ?outcome.http_status, error = ?outcome.error,
