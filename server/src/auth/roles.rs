@@ -45,6 +45,8 @@ pub mod allow {
     pub const ADMIN: &[Role] = &[Role::Admin];
     /// Routes that work with invoices.
     pub const INVOICE_WORK: &[Role] = &[Role::Admin, Role::Accountant, Role::Developer];
+    /// Reviewing conversions (correct, approve, reject): administrators and accountants.
+    pub const REVIEW: &[Role] = &[Role::Admin, Role::Accountant];
     /// Evidence packages: administrators and auditors.
     pub const AUDIT: &[Role] = &[Role::Admin, Role::Auditor];
     /// Routes that configure integrations (webhook endpoints).

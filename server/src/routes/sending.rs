@@ -202,6 +202,9 @@ pub struct SendQuery {
     pub profile: Option<String>,
     /// The invoice (`inv_...`) this one corrects, after a remediation.
     pub resubmission_of: Option<String>,
+    /// Send the document a conversion produced (`conv_...`) instead of a body; refused with
+    /// 409 while the conversion needs review and is not approved.
+    pub conversion_id: Option<String>,
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -236,7 +239,29 @@ pub async fn send_v1(
     request: Request,
 ) -> Result<Response, Problem> {
     let headers = request.headers().clone();
-    let bytes = read_raw(&state, request.into_body()).await?;
+    let bytes = match &query.conversion_id {
+        None => read_raw(&state, request.into_body()).await?,
+        Some(conversion_id) => {
+            let body = axum::body::to_bytes(request.into_body(), 64 * 1024)
+                .await
+                .map_err(|_| {
+                    Problem::bad_request(
+                        "send either a document in the body or a conversion_id, not both",
+                    )
+                })?;
+            if !body.iter().all(u8::is_ascii_whitespace) {
+                return Err(Problem::bad_request(
+                    "send either a document in the body or a conversion_id, not both",
+                ));
+            }
+            let conversion = state
+                .store
+                .conversion(&principal.tenant_id, conversion_id)
+                .await?
+                .ok_or_else(|| Problem::not_found(format!("no conversion `{conversion_id}`")))?;
+            bytes::Bytes::from(conversion.xml.into_bytes())
+        }
+    };
     let send = SendRequest {
         idempotency_key: header_text(&headers, "idempotency-key"),
         profile: query.profile,
@@ -446,11 +471,20 @@ pub async fn evidence(
     use axum::response::IntoResponse;
     let events = state.store.invoice_events(&invoice_id).await?;
     let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
-    let package = sending::evidence::EvidencePackage::build(
+    let mut package = sending::evidence::EvidencePackage::build(
         &inv,
         events.into_iter().map(TimelineEntry::from).collect(),
         store::now(),
     );
+    if let Some(conversion) = state
+        .store
+        .conversion_by_xml(&principal.tenant_id, &inv.sha256)
+        .await?
+    {
+        package
+            .approvals
+            .extend(crate::convert::review::approval(&conversion));
+    }
     let wants_zip = header_text(&headers, "accept").is_some_and(|a| a.contains("application/zip"));
     if !wants_zip {
         return Ok(Json(package).into_response());

@@ -400,6 +400,23 @@ async fn try_run(
             ));
         }
     }
+    // A document a conversion produced goes out only when the review gate lets it: this
+    // holds however it arrives (by conversion id or uploaded as XML).
+    let conversion = state
+        .store
+        .conversion_by_xml(
+            &principal.tenant_id,
+            &hex::encode(Sha256::digest(&request.bytes)),
+        )
+        .await?;
+    if let Some(c) = &conversion {
+        if let Err(why) = crate::convert::review::may_send(c) {
+            return Err(Problem::conflict("conversion-not-approved", why)
+                .with("conversion_id", &c.id)
+                .with("conversion_status", &c.status)
+                .with("review", format!("/v1/conversions/{}", c.id)));
+        }
+    }
     let validated = validation::validate(
         state,
         request.profile.clone(),
@@ -536,6 +553,16 @@ async fn try_run(
         .insert_invoice(&record, &events, Some(&store::now()), &[])
         .await?;
     state.outbox_wake.notify_one();
+    if let Some(c) = &conversion {
+        if let Err(e) = state
+            .store
+            .mark_conversion_sent(&principal.tenant_id, &c.id, &id, &store::now())
+            .await
+        {
+            // The invoice is queued; only the conversion's back link is missing.
+            tracing::error!(error = %e, conversion = %c.id, invoice = %id, "could not mark a conversion as sent");
+        }
+    }
     let accepted = SendAccepted {
         links: links(&id, &result.id),
         id,

@@ -143,15 +143,17 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ConversionRecord>, StoreError> {
         let rows = match status {
-            Some(s) => sqlx::query(&format!(
+            Some(s) => {
+                sqlx::query(&format!(
                 "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 AND status = $2 \
                      ORDER BY created_at DESC, position LIMIT $3"
             ))
-            .bind(tenant_id)
-            .bind(s)
-            .bind(limit)
-            .fetch_all(self.pool())
-            .await?,
+                .bind(tenant_id)
+                .bind(s)
+                .bind(limit)
+                .fetch_all(self.pool())
+                .await?
+            }
             None => {
                 sqlx::query(&format!(
                     "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 \
