@@ -367,7 +367,11 @@ fn put_default(slot: Option<Slot>, path: &str, default: &DefaultValue, ctx: &Con
         return;
     }
     // Defaults were checked when the mapping was loaded; read them like a cell.
-    let cell = Cell::Text(default.value().to_string());
+    let cell = match default {
+        // JSON numbers use a decimal point whatever the file does: read as a number cell.
+        DefaultValue::Number(n) => n.as_f64().map_or(Cell::Text(n.to_string()), Cell::Number),
+        _ => Cell::Text(default.value()),
+    };
     if let Ok(r) = read(&cell, fields::kind_of(path), ctx.mapping) {
         slot.put(
             r.value,
@@ -506,7 +510,7 @@ fn complete_invoice(draft: &mut Draft, kind_read: bool, ctx: &Context) {
         }
         if path == KIND_PATH {
             if !kind_read {
-                if let Ok(p) = codes::kind(default.value()) {
+                if let Ok(p) = codes::kind(&default.value()) {
                     draft.kind = p.value;
                 }
             }

@@ -62,24 +62,28 @@ fn default_decimal() -> char {
     '.'
 }
 
-/// A default as plain text, or with the confidence the value deserves.
+/// A default as text, as a JSON number (`"lines.vat_rate": 23`), or with the confidence
+/// the value deserves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum DefaultValue {
     Text(String),
+    Number(serde_json::Number),
     Weighted { value: String, confidence: f32 },
 }
 
 impl DefaultValue {
-    pub fn value(&self) -> &str {
+    /// The value as the text a cell would hold.
+    pub fn value(&self) -> String {
         match self {
-            DefaultValue::Text(v) | DefaultValue::Weighted { value: v, .. } => v,
+            DefaultValue::Text(v) | DefaultValue::Weighted { value: v, .. } => v.clone(),
+            DefaultValue::Number(n) => n.to_string(),
         }
     }
 
     pub fn confidence(&self) -> f32 {
         match self {
-            DefaultValue::Text(_) => DEFAULT_CONFIDENCE,
+            DefaultValue::Text(_) | DefaultValue::Number(_) => DEFAULT_CONFIDENCE,
             DefaultValue::Weighted { confidence, .. } => *confidence,
         }
     }
@@ -216,6 +220,7 @@ impl Mapping {
             return bad("confidence must be between 0 and 1".into());
         }
         let value = default.value();
+        let value = value.as_str();
         if value.trim().is_empty() {
             return bad("the value is empty".into());
         }
@@ -225,7 +230,12 @@ impl Mapping {
                 None => Ok(()),
             },
             FieldKind::Amount | FieldKind::Rate => {
-                values::parse_number(value, self.decimal_separator).map(|_| ())
+                // JSON numbers always use a decimal point.
+                let decimal = match default {
+                    DefaultValue::Number(_) => '.',
+                    _ => self.decimal_separator,
+                };
+                values::parse_number(value, decimal).map(|_| ())
             }
             FieldKind::Date => {
                 values::parse_date(value, &self.date_formats, self.date_order).map(|_| ())
@@ -373,14 +383,21 @@ mod tests {
         assert!(e.contains("same header"), "{e}");
         let with_defaults = format!(
             r#"{{"id":"m","columns":{{{base}}},"defaults":{{"seller.vat_id":"SK2121234577",
-            "currency":{{"value":"EUR","confidence":0.8}},"kind":"381","lines.unit":"HUR"}}}}"#
+            "currency":{{"value":"EUR","confidence":0.8}},"kind":"381","lines.unit":"HUR",
+            "lines.vat_rate":23}}}}"#
         );
         let m = Mapping::from_json(with_defaults.as_bytes()).unwrap();
         assert_eq!(
             m.default_for("currency").map(DefaultValue::confidence),
             Some(0.8)
         );
-        assert_eq!(m.line_defaults().count(), 1);
+        assert_eq!(m.line_defaults().count(), 2);
+        assert_eq!(
+            m.default_for("lines.vat_rate")
+                .map(DefaultValue::value)
+                .as_deref(),
+            Some("23")
+        );
     }
 
     #[test]

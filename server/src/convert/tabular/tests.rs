@@ -465,7 +465,8 @@ fn a_client_mapping_with_defaults_supplies_the_seller() {
         "decimal_separator": ",",
         "date_formats": ["%d/%m/%Y"],
         "defaults": {"seller.name": "Vzorová firma s.r.o.", "seller.vat_id": "SK2121234577",
-                     "currency": {"value": "CZK", "confidence": 0.95}, "kind": "381"}
+                     "currency": {"value": "CZK", "confidence": 0.95}, "kind": "381",
+                     "lines.vat_rate": 1.234}
     }"#;
     let m = Mapping::from_json(json.as_bytes()).unwrap();
     let csv = "Doklad|Dátum|Odberateľ|Text|Suma\nD-1|03/04/2027|Firma|Oprava|1,234\n";
@@ -481,6 +482,12 @@ fn a_client_mapping_with_defaults_supplies_the_seller() {
     assert_eq!(value(&d.issue_date), date(2027, 4, 3));
     assert!(confidence(&d.issue_date) >= 0.98);
     assert_eq!(value(&d.lines[0].net_amount), dec("1.234"));
+    // A JSON number default is not subject to the file's decimal comma.
+    assert_eq!(value(&d.lines[0].vat_rate), dec("1.234"));
+    assert!(matches!(
+        d.lines[0].vat_rate.as_ref().unwrap().source,
+        Source::Default { .. }
+    ));
     assert_eq!(value(&d.seller.vat_id), "SK2121234577");
     assert!(matches!(
         d.seller.name.as_ref().unwrap().source,
@@ -655,4 +662,16 @@ fn extraction_serializes_for_the_api() {
     );
     let back: Extraction = serde_json::from_value(json).unwrap();
     assert_eq!(back, x);
+}
+
+#[test]
+fn a_repeated_header_row_is_skipped() {
+    let csv = b"Invoice number;Issue date;Item name;Unit price\n\
+                A-1;2027-01-10;Work;10\n\
+                Invoice number;Issue date;Item name;Unit price\n\
+                A-1;2027-01-10;More work;20\n";
+    let x = extract(csv, None, None).unwrap();
+    assert_eq!(x.invoices.len(), 1);
+    assert_eq!(x.invoices[0].rows, [2, 4]);
+    assert_eq!(x.invoices[0].issues, []);
 }
