@@ -8,4 +8,5 @@ pub mod config;
 pub mod gate;
 pub mod model;
 pub mod review;
+pub mod tabular;
 pub mod ubl;

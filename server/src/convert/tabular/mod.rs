@@ -1,0 +1,122 @@
+//! CSV and Excel invoices (issue 7): one row per invoice line, rows grouped into invoices
+//! by invoice number, columns mapped to draft fields by a mapping profile (shipped, or
+//! sent by the client), every value with its cell and a confidence.
+//!
+//! The template and its columns are documented in `docs/conversion-template.md`.
+
+mod assemble;
+mod codes;
+mod error;
+mod fields;
+mod input;
+mod layout;
+mod mapping;
+mod table;
+mod template;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::TabularError;
+pub use input::Format;
+pub use mapping::{mapping, mappings, DefaultValue, Mapping};
+pub use template::{template_csv, template_xlsx};
+pub use values::DateOrder;
+
+use crate::convert::model::Draft;
+use serde::{Deserialize, Serialize};
+
+/// How serious a cell issue is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The value is missing, unreadable, contradicted or fails its check.
+    Error,
+    /// The value was read, but could have been read another way.
+    Warning,
+}
+
+/// A problem with one cell, pointing where a spreadsheet user can find it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellIssue {
+    /// 1-based row as spreadsheets show it (the header is row 1 when it is the first).
+    pub row: u32,
+    /// The column's header text.
+    pub column: String,
+    /// The draft path, e.g. `payment.iban` or `lines[2].quantity`.
+    pub field: String,
+    pub message: String,
+    pub severity: Severity,
+}
+
+/// One invoice found in the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExtractedInvoice {
+    pub draft: Draft,
+    /// The rows it was built from.
+    pub rows: Vec<u32>,
+    pub issues: Vec<CellIssue>,
+}
+
+/// Everything read from one file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    pub format: Format,
+    /// CSV only: `UTF-8`, `UTF-16LE`, `UTF-16BE` or `windows-1250`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    /// CSV only: the field delimiter used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delimiter: Option<char>,
+    /// Workbooks only: the worksheet read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
+    /// The row holding the column headers.
+    pub header_row: u32,
+    pub mapping_id: String,
+    /// Headers the mapping does not use (their cells are ignored).
+    pub unmapped_columns: Vec<String>,
+    /// Issues of rows that belong to no invoice.
+    pub issues: Vec<CellIssue>,
+    pub invoices: Vec<ExtractedInvoice>,
+}
+
+/// Read invoices from a CSV or Excel file. The format comes from the content (`PK` zip
+/// → xlsx/ods, OLE → xls, otherwise CSV text); `filename` only sharpens error messages.
+/// Without a mapping, the shipped mapping whose headers fit best is used.
+pub fn extract(
+    bytes: &[u8],
+    filename: Option<&str>,
+    mapping: Option<&Mapping>,
+) -> Result<Extraction, TabularError> {
+    let input = input::read(bytes, filename, mapping.and_then(|m| m.delimiter))?;
+    let candidates = match mapping {
+        Some(m) => vec![m.clone()],
+        None => mappings(),
+    };
+    let layout = layout::choose(&input.tables, &candidates, mapping.is_some())?;
+    let table = input
+        .tables
+        .get(layout.table)
+        .ok_or(TabularError::NoHeader)?;
+    let ctx = assemble::Context {
+        mapping: &layout.mapping,
+        sheet: table.sheet.as_deref(),
+        headers: &layout.headers,
+        columns: &layout.resolved.columns,
+    };
+    let (invoices, issues) = assemble::invoices(table, layout.header, &ctx);
+    let header_row = table.rows.get(layout.header).map_or(1, |r| r.number);
+    Ok(Extraction {
+        format: input.format,
+        encoding: input.encoding.map(str::to_string),
+        delimiter: input.delimiter,
+        sheet: table.sheet.clone(),
+        header_row,
+        mapping_id: layout.mapping.id.clone(),
+        unmapped_columns: layout.resolved.unmapped.clone(),
+        issues,
+        invoices,
+    })
+}
