@@ -5,3 +5,4 @@
 //! into XML; the engine validates it; the review gate decides `ready` or `needs_review`.
 
 pub mod model;
+pub mod pdf;
