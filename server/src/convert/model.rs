@@ -321,7 +321,12 @@ fn indexed(path: &str) -> Option<(&str, usize, &str)> {
     Some((head, index.parse().ok()?, rest))
 }
 
-fn view<T: ToString>(out: &mut Vec<FieldView>, path: String, term: &str, field: &Option<Field<T>>) {
+fn view<T: ToString>(
+    out: &mut Vec<FieldView>,
+    path: String,
+    term: &str,
+    field: &Option<Field<T>>,
+) {
     if let Some(f) = field {
         out.push(FieldView {
             path,
@@ -372,11 +377,7 @@ impl Draft {
         }
         for (role, party) in [("seller", &mut copy.seller), ("buyer", &mut copy.buyer)] {
             for (suffix, seller_bt, buyer_bt) in PARTY_FIELDS {
-                let term = if role == "seller" {
-                    seller_bt
-                } else {
-                    buyer_bt
-                };
+                let term = if role == "seller" { seller_bt } else { buyer_bt };
                 if let Some(Slot::Text(f)) = party.slot(suffix) {
                     view(&mut out, format!("{role}.{suffix}"), term, f);
                 }
@@ -484,9 +485,8 @@ impl Draft {
                 *f = if value.is_empty() {
                     None
                 } else {
-                    let d = Decimal::from_str(value).map_err(|_| {
-                        bad(format!("`{value}` is not a decimal number like 12.50"))
-                    })?;
+                    let d = Decimal::from_str(value)
+                        .map_err(|_| bad(format!("`{value}` is not a decimal number like 12.50")))?;
                     Some(Field::new(d, 1.0, source))
                 };
             }
