@@ -187,11 +187,8 @@ impl Interp<'_> {
             }
             let o = &operands;
             match operator.as_str() {
-                "q" => {
-                    if stack.len() < 256 {
-                        stack.push(gs.clone());
-                    }
-                }
+                // Bounded: unbalanced `q`s in a hostile stream must not grow memory.
+                "q" if stack.len() < 256 => stack.push(gs.clone()),
                 "Q" => {
                     if let Some(s) = stack.pop() {
                         gs = s;

@@ -19,6 +19,9 @@ pub(super) struct Line {
     pub y: f32,
     /// Largest font size on the line.
     pub size: f32,
+    /// Words with their extents, left to right.
+    pub words: Vec<Segment>,
+    /// Words grouped by column-sized gaps: what the field finders read.
     pub segments: Vec<Segment>,
 }
 
@@ -89,7 +92,7 @@ fn line(page: u32, y: f32, mut glyphs: Vec<Glyph>) -> Option<Line> {
         pending_space = false;
     }
     let mut segments: Vec<Segment> = Vec::new();
-    for w in words {
+    for w in words.iter().cloned() {
         match segments.last_mut() {
             Some(s) if w.x0 - s.x1 <= COLUMN_GAP * size => {
                 s.text.push(' ');
@@ -103,6 +106,7 @@ fn line(page: u32, y: f32, mut glyphs: Vec<Glyph>) -> Option<Line> {
         page,
         y,
         size,
+        words,
         segments,
     })
 }
@@ -135,5 +139,7 @@ mod tests {
         assert_eq!(ls[0].text(), "ab  X");
         assert_eq!(ls[1].text(), "12");
         assert_eq!(ls[0].segments.len(), 2);
+        assert_eq!(ls[0].words.len(), 2);
+        assert_eq!((ls[0].words[1].x0, ls[0].words[1].x1), (200.0, 205.0));
     }
 }

@@ -321,7 +321,17 @@ pub fn build(pages: &[Page], attachments: &[Attachment]) -> Vec<u8> {
             "Type" => "Pages", "Count" => kids.len() as i64, "Kids" => kids, "Resources" => resources,
         }),
     );
-    write_type0(&mut doc, type0, &dejavu);
+    if dejavu.used.is_empty() {
+        // Unused: keep files small (and the fuzz test's bytes on the interesting parts).
+        doc.objects.insert(
+            type0,
+            Object::Dictionary(
+                dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" },
+            ),
+        );
+    } else {
+        write_type0(&mut doc, type0, &dejavu);
+    }
     let mut catalog = dictionary! { "Type" => "Catalog", "Pages" => pages_id };
     if !attachments.is_empty() {
         let mut names: Vec<Object> = Vec::new();

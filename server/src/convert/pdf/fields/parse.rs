@@ -63,7 +63,7 @@ pub(super) fn numbers(s: &str) -> Vec<NumToken> {
             }
         }
         // A trailing letter makes it an identifier (`2027A`), not a number.
-        if c.get(j).is_some_and(|x| x.is_alphabetic()) && !c.get(j).is_some_and(|x| *x == 'x') {
+        if c.get(j).is_some_and(|x| x.is_alphabetic() && *x != 'x') {
             while c.get(j).is_some_and(|x| x.is_alphanumeric()) {
                 j += 1;
             }

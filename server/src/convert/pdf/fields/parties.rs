@@ -60,11 +60,10 @@ fn block(ctx: &Ctx, h: &Hit, other: Option<&Hit>) -> Block {
         .trim_start_matches(|c: char| c == ':' || c.is_whitespace())
         .trim()
         .to_string();
-    let inline = (!rest.is_empty()).then(|| (h.line, rest));
+    let inline = (!rest.is_empty()).then_some((h.line, rest));
     let mut members = Vec::new();
     let mut prev_y = label_line.y;
-    for li in h.line + 1..lines.len().min(h.line + 14) {
-        let line = &lines[li];
+    for (li, line) in lines.iter().enumerate().take(h.line + 14).skip(h.line + 1) {
         if line.page != label_line.page
             || prev_y - line.y > 2.6 * line.size.max(label_line.size)
             || ctx.blocked.contains(&li)
