@@ -566,3 +566,29 @@ fn truncated_and_garbled_input_never_panics() {
         let _ = run(&bad, &limits);
     }
 }
+
+#[test]
+fn merged_quantity_and_unit_titles_split_into_columns() {
+    let pdf = build(
+        &[text_page(vec![
+            t(40.0, 800.0, "Invoice number: 77"),
+            t(40.0, 700.0, "Description"),
+            t(250.0, 700.0, "Qty Unit"),
+            t(330.0, 700.0, "Price"),
+            t(400.0, 700.0, "Amount"),
+            t(40.0, 686.0, "Widget"),
+            r(266.0, 686.0, "4"),
+            t(270.0, 686.0, "pcs"),
+            r(352.0, 686.0, "2.50"),
+            r(430.0, 686.0, "10.00"),
+        ])],
+        &[],
+    );
+    let x = extract(&pdf).unwrap();
+    let d = &only(&x).draft;
+    assert_eq!(d.lines.len(), 1, "{}", x.text);
+    assert_eq!(v(&d.lines[0].quantity), dec("4"));
+    assert_eq!(v(&d.lines[0].unit), "C62");
+    assert_eq!(method(&d.lines[0].quantity), "table column \"Unit\"");
+    assert_eq!(v(&d.lines[0].net_amount), dec("10.00"));
+}

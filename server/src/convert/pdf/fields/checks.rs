@@ -144,6 +144,36 @@ fn lines(d: &mut Draft, out: &mut Vec<CrossCheck>) {
         .iter()
         .map(|l| l.net_amount.as_ref().map(|a| a.value))
         .collect();
+    // Against the stated line total when there is one (document allowances and charges
+    // lie between it and the net total), else against the net total.
+    let stated_line_total = d.totals.line_total.as_ref().map(|f| f.value);
+    if let (Some(amounts), Some(stated)) = (
+        amounts.as_ref().filter(|a| !a.is_empty()),
+        stated_line_total,
+    ) {
+        let sum: Decimal = amounts.iter().sum();
+        let ok = close(sum, stated);
+        let detail = format!(
+            "sum of {} line amounts {sum}, stated line total {stated}",
+            amounts.len()
+        );
+        if check(out, "lines sum to the line total", ok, detail) {
+            raise(&mut d.totals.line_total);
+            if all_ok {
+                for l in &mut d.lines {
+                    raise(&mut l.net_amount);
+                }
+            }
+        } else {
+            lower(&mut d.totals.line_total, FAILED);
+            for l in &mut d.lines {
+                lower(&mut l.net_amount, FAILED);
+                lower(&mut l.quantity, FAILED);
+                lower(&mut l.unit_price, FAILED);
+            }
+        }
+        return;
+    }
     let (Some(amounts), Some(net)) = (
         amounts.filter(|a| !a.is_empty()),
         d.totals.tax_exclusive.as_ref().map(|f| f.value),

@@ -26,6 +26,9 @@ pub(super) enum Key {
     VatTotal,
     GrossTotal,
     Payable,
+    /// Sum of line amounts (BT-106).
+    LineTotal,
+    Country,
     /// `Spolu`, `Total`, `Celkom` alone: a total of some kind, weaker evidence.
     Total,
     Email,
@@ -168,6 +171,23 @@ const LABELS: &[(&str, Key)] = &[
     ("Celkom s DPH", Key::GrossTotal),
     ("Celkem s DPH", Key::GrossTotal),
     ("Total incl. VAT", Key::GrossTotal),
+    ("Total with VAT", Key::GrossTotal),
+    ("Suma položiek", Key::LineTotal),
+    ("Spolu položky", Key::LineTotal),
+    ("Line total", Key::LineTotal),
+    ("Lines total", Key::LineTotal),
+    ("Krajina", Key::Country),
+    ("Country", Key::Country),
+    ("Obchodné meno", Key::Other),
+    ("Trading name", Key::Other),
+    ("Identifikátor", Key::Other),
+    ("Party ID", Key::Other),
+    ("Elektronická adresa", Key::Other),
+    ("Endpoint", Key::Other),
+    ("Kontakt", Key::Other),
+    ("Contact", Key::Other),
+    ("Právne údaje", Key::Other),
+    ("Legal information", Key::Other),
     ("Total including VAT", Key::GrossTotal),
     ("Gesamtbetrag", Key::GrossTotal),
     ("Bruttobetrag", Key::GrossTotal),
@@ -301,7 +321,22 @@ impl Values<'_> {
             });
         }
         if next < len {
-            return None;
+            // `Dodávateľ / Seller`: a translation follows; its value is this label's too.
+            let between: String = seg.text.chars().skip(h.end).take(next - h.end).collect();
+            let translation = self
+                .hits
+                .iter()
+                .find(|o| o.line == h.line && o.seg == h.seg && o.start == next);
+            return match translation {
+                Some(t)
+                    if between
+                        .chars()
+                        .all(|c| c.is_whitespace() || "/|:".contains(c)) =>
+                {
+                    self.of(t)
+                }
+                _ => None,
+            };
         }
         if let Some(right) = line.segments.get(h.seg + 1) {
             if !self.starts_with_hit(h.line, h.seg + 1) {

@@ -55,7 +55,19 @@ fn block(ctx: &Ctx, h: &Hit, other: Option<&Hit>) -> Block {
         }
         _ => f32::INFINITY,
     };
-    let rest: String = seg.text.chars().skip(h.end).collect();
+    // Skip translations chained to the label (`Dodávateľ / Seller`).
+    let mut end = h.end;
+    while let Some(next) = ctx.hits.iter().find(|o| {
+        o.line == h.line && o.seg == h.seg && o.start >= end && {
+            let between: String = seg.text.chars().skip(end).take(o.start - end).collect();
+            between
+                .chars()
+                .all(|c| c.is_whitespace() || "/|:".contains(c))
+        }
+    }) {
+        end = next.end;
+    }
+    let rest: String = seg.text.chars().skip(end).collect();
     let rest = rest
         .trim_start_matches(|c: char| c == ':' || c.is_whitespace())
         .trim()
@@ -261,7 +273,10 @@ fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
         blocked: &blocked,
     };
     for h in hits {
-        if !matches!(h.key, Key::Ico | Key::Dic | Key::IcDph | Key::Email) {
+        if !matches!(
+            h.key,
+            Key::Ico | Key::Dic | Key::IcDph | Key::Email | Key::Country
+        ) {
             continue;
         }
         let Some(v) = finder.of(h) else { continue };
@@ -314,6 +329,15 @@ fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
                     continue;
                 }
                 p.vat_id = Some(Field::new(compact, base, source));
+            }
+            Key::Country if p.address.country.is_none() => {
+                let code = parse::country_code(&v.text).or_else(|| {
+                    let t = v.text.trim();
+                    (t.len() == 2 && t.chars().all(|c| c.is_ascii_uppercase())).then_some(t)
+                });
+                if let Some(code) = code {
+                    p.address.country = Some(Field::new(code.to_string(), base, source));
+                }
             }
             Key::Email if p.email.is_none() => {
                 if let Some(m) = EMAIL.find(&v.text) {

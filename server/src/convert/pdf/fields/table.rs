@@ -3,6 +3,7 @@
 //! to columns by x position: numbers by overlap (they are usually right-aligned), text by
 //! where it starts.
 
+use super::super::layout::Segment;
 use super::labels::Key;
 use super::{parse, pdf_source, Ctx};
 use crate::convert::model::{Field, Line as ItemLine, Source};
@@ -173,7 +174,31 @@ fn header(ctx: &Ctx, li: usize) -> Option<Vec<Column>> {
         {
             return None;
         }
-        if let Some(kind) = classify(&s.text) {
+        // Titles set close together merge into one segment (`Množstvo MJ`); one word per
+        // column title splits them again by the words' own extents.
+        let words: Vec<&Segment> = line
+            .words
+            .iter()
+            .filter(|w| w.x0 >= s.x0 && w.x1 <= s.x1)
+            .collect();
+        let kinds: Vec<Option<Col>> = words.iter().map(|w| classify(&w.text)).collect();
+        let split = words.len() == 2
+            && kinds
+                .iter()
+                .all(|k| matches!(k, Some(Col::Qty | Col::Unit)))
+            && kinds[0] != kinds[1];
+        if split {
+            for (w, kind) in words.iter().zip(kinds) {
+                if let Some(kind) = kind {
+                    cols.push(Column {
+                        kind,
+                        x0: w.x0,
+                        x1: w.x1,
+                        title: w.text.clone(),
+                    });
+                }
+            }
+        } else if let Some(kind) = classify(&s.text) {
             cols.push(Column {
                 kind,
                 x0: s.x0,
@@ -300,7 +325,11 @@ fn rows(ctx: &Ctx, head: usize, columns: Vec<Column>) -> (Table, usize) {
                 .all(|(c, _, _)| matches!(table.columns[*c].kind, Col::Desc | Col::Index));
             match table.rows.last_mut() {
                 // A description that wraps onto the next line.
-                Some(row) if text_only && gap <= 1.6 * line.size => row.cells.extend(cells),
+                // (`Label: value` lines under an item are details, not its name.)
+                Some(row) if text_only && gap <= 1.6 * line.size && !line.text().contains(": ") => {
+                    row.cells.extend(cells)
+                }
+                Some(_) if text_only && gap <= 1.6 * line.size => {}
                 // A second header line (units under titles) before the first row.
                 None if li == head + 1 => {}
                 _ => break,
@@ -338,7 +367,9 @@ pub(super) fn lines(ctx: &Ctx, t: &Table, reverse_charge: bool) -> Vec<ItemLine>
                         desc.push((text.clone(), col, li));
                     }
                 }
-                Col::Qty => {
+                // `4 pcs` is one cell when the unit is printed close to the number; it
+                // may then overlap the unit column more than the quantity column.
+                Col::Qty | Col::Unit if is_numeric(text) => {
                     let toks = parse::numbers(text);
                     if let Some(q) = toks
                         .first()
@@ -351,6 +382,7 @@ pub(super) fn lines(ctx: &Ctx, t: &Table, reverse_charge: bool) -> Vec<ItemLine>
                         }
                     }
                 }
+                Col::Qty => {}
                 Col::Unit => line.unit = Some(unit(text, src())),
                 Col::Price => line.unit_price = amount().map(|a| Field::new(a, CELL, src())),
                 Col::Rate => {
@@ -409,7 +441,16 @@ pub(super) fn lines(ctx: &Ctx, t: &Table, reverse_charge: bool) -> Vec<ItemLine>
 fn unit(text: &str, source: Source) -> Field<String> {
     match parse::unit_code(text) {
         Some(code) => Field::new(code.to_string(), 0.85, source),
+        // Already a code (`C62`, `H87`) as e-invoice renderings print them.
+        None if is_code(text.trim()) => Field::new(text.trim().to_string(), 0.8, source),
         // An unknown unit is kept as printed; it is not a valid code, so review it.
         None => Field::new(text.trim().to_string(), 0.4, source),
     }
+}
+
+fn is_code(s: &str) -> bool {
+    (2..=3).contains(&s.len())
+        && s.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_uppercase())
 }

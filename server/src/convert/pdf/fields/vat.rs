@@ -265,6 +265,7 @@ pub(super) fn pattern_rows(ctx: &Ctx) -> Vec<VatRow> {
 pub(super) fn totals(ctx: &Ctx, draft: &mut Draft) {
     let amount = |s: &str| parse::amount(s, ctx.decimal);
     let get = |key: Key| ctx.first(key, amount);
+    draft.totals.line_total = get(Key::LineTotal).map(|(f, _)| f);
     draft.totals.tax_exclusive = get(Key::NetTotal).map(|(f, _)| f);
     draft.totals.tax = get(Key::VatTotal).map(|(f, _)| f);
     draft.totals.tax_inclusive = get(Key::GrossTotal).map(|(f, _)| f);
