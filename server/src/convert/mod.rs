@@ -7,6 +7,7 @@
 pub mod config;
 pub mod gate;
 pub mod model;
+pub mod pdf;
 pub mod review;
 pub mod tabular;
 pub mod ubl;

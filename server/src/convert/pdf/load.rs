@@ -1,0 +1,145 @@
+//! Opening a PDF under limits: signature, encryption, page count and a decompression
+//! budget shared by every stream we decode (content, forms, fonts' CMaps, attachments).
+
+use super::{Limits, PdfError};
+use lopdf::{Dictionary, Document, Object, ObjectId, Stream};
+
+/// Decompressed bytes still allowed for this document. One budget for the whole file, so
+/// many small bombs cannot add up to a large one.
+pub(super) struct Budget {
+    left: usize,
+    per_stream: usize,
+    total: usize,
+}
+
+impl Budget {
+    pub(super) fn new(limits: &Limits) -> Self {
+        Budget {
+            left: limits.max_total_bytes,
+            per_stream: limits.max_stream_bytes,
+            total: limits.max_total_bytes,
+        }
+    }
+
+    /// The decoded bytes of a stream. `Ok(None)` when the stream is damaged (the caller
+    /// skips it); `Err` only when the budget is exhausted, which ends the extraction.
+    pub(super) fn decode(&mut self, stream: &Stream) -> Result<Option<Vec<u8>>, PdfError> {
+        let cap = self.left.min(self.per_stream);
+        match stream.get_plain_content_with_limit(cap) {
+            Ok(bytes) => {
+                self.left = self.left.saturating_sub(bytes.len());
+                Ok(Some(bytes))
+            }
+            Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded {
+                ..
+            })) => Err(self.exceeded(cap)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn exceeded(&self, cap: usize) -> PdfError {
+        if cap < self.per_stream {
+            PdfError::TooLarge {
+                what: "all streams together",
+                limit: self.total,
+            }
+        } else {
+            PdfError::TooLarge {
+                what: "one stream",
+                limit: self.per_stream,
+            }
+        }
+    }
+}
+
+/// A loaded document with its pages in order.
+pub(super) struct Opened {
+    pub doc: Document,
+    pub pages: Vec<ObjectId>,
+}
+
+pub(super) fn open(bytes: &[u8], limits: &Limits) -> Result<Opened, PdfError> {
+    // Real files may carry a few bytes of junk before the header; the spec readers
+    // tolerate up to 1 KiB.
+    let head = &bytes[..bytes.len().min(1024)];
+    if !head.windows(5).any(|w| w == b"%PDF-") {
+        return Err(PdfError::NotPdf);
+    }
+    let options = lopdf::LoadOptions {
+        max_decompressed_size: Some(limits.max_stream_bytes),
+        ..Default::default()
+    };
+    let doc = Document::load_mem_with_options(bytes, options).map_err(|e| match e {
+        lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. }) => {
+            PdfError::TooLarge {
+                what: "one stream",
+                limit: limits.max_stream_bytes,
+            }
+        }
+        lopdf::Error::InvalidPassword | lopdf::Error::Decryption(_) => PdfError::Encrypted,
+        other => PdfError::Damaged(format!("cannot read the document structure: {other}")),
+    })?;
+    // lopdf opens files whose user password is empty (permission-only protection); a
+    // file that still carries /Encrypt without a decryption state needs a password.
+    if doc.trailer.has(b"Encrypt") && !doc.was_encrypted() {
+        return Err(PdfError::Encrypted);
+    }
+    let max = limits.max_pages as usize;
+    let pages: Vec<ObjectId> = doc.page_iter().take(max + 1).collect();
+    if pages.len() > max {
+        return Err(PdfError::TooManyPages {
+            max: limits.max_pages,
+        });
+    }
+    if pages.is_empty() {
+        return Err(PdfError::Damaged("the document has no pages".into()));
+    }
+    Ok(Opened { doc, pages })
+}
+
+/// Follow references (bounded, cycles end as `None`).
+pub(super) fn deref<'a>(doc: &'a Document, obj: &'a Object) -> Option<&'a Object> {
+    doc.dereference(obj).ok().map(|(_, o)| o)
+}
+
+pub(super) fn dict<'a>(doc: &'a Document, obj: &'a Object) -> Option<&'a Dictionary> {
+    match deref(doc, obj)? {
+        Object::Dictionary(d) => Some(d),
+        Object::Stream(s) => Some(&s.dict),
+        _ => None,
+    }
+}
+
+pub(super) fn get<'a>(doc: &'a Document, d: &'a Dictionary, key: &[u8]) -> Option<&'a Object> {
+    deref(doc, d.get(key).ok()?)
+}
+
+pub(super) fn get_dict<'a>(
+    doc: &'a Document,
+    d: &'a Dictionary,
+    key: &[u8],
+) -> Option<&'a Dictionary> {
+    dict(doc, d.get(key).ok()?)
+}
+
+pub(super) fn get_name<'a>(doc: &'a Document, d: &'a Dictionary, key: &[u8]) -> Option<&'a [u8]> {
+    get(doc, d, key)?.as_name().ok()
+}
+
+pub(super) fn number(obj: &Object) -> Option<f32> {
+    match obj {
+        Object::Integer(i) => Some(*i as f32),
+        Object::Real(r) if r.is_finite() => Some(*r),
+        _ => None,
+    }
+}
+
+/// The page's resource dictionaries, nearest first (inherited ones after).
+pub(super) fn page_resources(doc: &Document, page: ObjectId) -> Vec<&Dictionary> {
+    let mut out = Vec::new();
+    if let Ok((inline, ids)) = doc.get_page_resources(page) {
+        out.extend(inline);
+        out.extend(ids.into_iter().filter_map(|id| doc.get_dictionary(id).ok()));
+    }
+    out
+}

@@ -1,0 +1,168 @@
+//! The PDF extractor: text with positions from the content streams (our own interpreter on
+//! `lopdf`), reading order rebuilt from positions, then invoice fields found by labels,
+//! patterns and table layout, each with a confidence that cross-checks raise or lower.
+//! Invoice XML attached to the PDF (UBL, Factur-X/ZUGFeRD) is reported alongside.
+//!
+//! Image-only scans are refused: no OCR is performed.
+
+mod cmap;
+mod embedded;
+mod encoding;
+mod fields;
+mod fonts;
+mod interp;
+mod layout;
+mod load;
+mod text;
+
+#[cfg(test)]
+mod testpdf;
+#[cfg(test)]
+mod tests;
+
+pub use embedded::{flavour as xml_flavour, EmbeddedXml, XmlFlavour};
+
+use super::model::Draft;
+use serde::Serialize;
+
+/// Resource limits for one PDF.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_pages: u32,
+    /// Largest decompressed size of any one stream.
+    pub max_stream_bytes: usize,
+    /// Largest decompressed size of all streams we read, together.
+    pub max_total_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_pages: 1000,
+            max_stream_bytes: 32 * 1024 * 1024,
+            max_total_bytes: 128 * 1024 * 1024,
+        }
+    }
+}
+
+/// A consistency test between extracted values (e.g. line amounts against the net total).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CrossCheck {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// One invoice found in the PDF.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PdfInvoice {
+    pub draft: Draft,
+    pub cross_checks: Vec<CrossCheck>,
+    /// What could not be found or read, for the reviewer.
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PdfExtraction {
+    pub pages: u32,
+    /// Normally one; several when pages start invoices with different numbers.
+    pub drafts: Vec<PdfInvoice>,
+    pub embedded: Vec<EmbeddedXml>,
+    /// The text in reading order (pages separated by a form feed line), for diagnostics.
+    pub text: String,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PdfError {
+    #[error("the file is not a PDF (no %PDF- header)")]
+    NotPdf,
+    #[error("the PDF is encrypted with a password; remove the protection and upload it again")]
+    Encrypted,
+    #[error(
+        "the PDF has no text layer ({pages} page(s){}); it looks like a scanned image. \
+         OCR is not performed, so the invoice needs manual entry",
+        if *images > 0 { ", images only" } else { "" }
+    )]
+    NoText { pages: u32, images: usize },
+    #[error("the PDF is damaged: {0}")]
+    Damaged(String),
+    #[error("the PDF has more than {max} pages, more than an invoice needs")]
+    TooManyPages { max: u32 },
+    #[error("the PDF's compressed data expands beyond {limit} bytes ({what}); refused as a decompression bomb")]
+    TooLarge { what: &'static str, limit: usize },
+}
+
+/// Extract invoices from a PDF with the default [`Limits`].
+pub fn extract(bytes: &[u8]) -> Result<PdfExtraction, PdfError> {
+    extract_with(bytes, &Limits::default())
+}
+
+/// Extract invoices from a PDF.
+pub fn extract_with(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
+    // lopdf is third-party code fed with untrusted bytes: a panic inside it must become
+    // an error for this upload, not a crashed request handler.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(bytes, limits))).unwrap_or_else(
+        |_| {
+            Err(PdfError::Damaged(
+                "the PDF parser failed on malformed data".into(),
+            ))
+        },
+    )
+}
+
+fn run(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
+    let opened = load::open(bytes, limits)?;
+    let mut budget = load::Budget::new(limits);
+    let embedded = embedded::find(&opened.doc, &opened.pages, &mut budget)?;
+    let mut lines = Vec::new();
+    let mut images = 0;
+    let mut problems = Vec::new();
+    for (index, &page) in opened.pages.iter().enumerate() {
+        let number = index as u32 + 1;
+        let scan = interp::scan_page(&opened.doc, page, &mut budget)?;
+        images += scan.images;
+        problems.extend(
+            scan.problems
+                .into_iter()
+                .map(|p| format!("page {number}: {p}")),
+        );
+        lines.extend(layout::lines(number, scan.glyphs));
+    }
+    let pages = opened.pages.len() as u32;
+    let text = reading_text(&lines);
+    if text.trim().is_empty() {
+        if embedded.is_empty() {
+            return Err(PdfError::NoText { pages, images });
+        }
+        return Ok(PdfExtraction {
+            pages,
+            drafts: Vec::new(),
+            embedded,
+            text,
+        });
+    }
+    let mut drafts = fields::invoices(&lines);
+    for d in &mut drafts {
+        d.notes.extend(problems.iter().cloned());
+    }
+    Ok(PdfExtraction {
+        pages,
+        drafts,
+        embedded,
+        text,
+    })
+}
+
+fn reading_text(lines: &[layout::Line]) -> String {
+    let mut out = String::new();
+    let mut page = lines.first().map_or(1, |l| l.page);
+    for line in lines {
+        if line.page != page {
+            out.push_str("\u{c}\n");
+            page = line.page;
+        }
+        out.push_str(&line.text());
+        out.push('\n');
+    }
+    out
+}
