@@ -3,6 +3,7 @@
 //! Handlers are thin: they extract typed input, call a module (`validation`, `store`,
 //! `auth`) and answer JSON or problem+json. The engine knows nothing of HTTP.
 
+pub mod artifacts;
 pub mod auth;
 pub mod company;
 pub mod config;

@@ -1,0 +1,47 @@
+//! Artifacts returned for a sent invoice: a PDF rendition of its UBL XML.
+//!
+//! [`render_pdf`] reads the printed business terms ([`invoice_view::read`]), lays them out
+//! on A4 pages and writes a PDF with the vendored DejaVu Sans embedded as a subset with a
+//! ToUnicode map, so the text extracts exactly. The output is deterministic: the same XML
+//! gives the same bytes. See `docs/artifacts.md`.
+
+mod document;
+mod font;
+mod format;
+pub mod invoice_view;
+mod layout;
+mod pdf;
+mod xml;
+
+#[cfg(test)]
+mod tests;
+
+pub use invoice_view::InvoiceView;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("the invoice XML is not well-formed (at byte {position}): {message}")]
+    Xml { position: u64, message: String },
+    #[error("not a UBL Invoice or CreditNote: the root element is <{0}>")]
+    NotUbl(String),
+    #[error("font {font}: {message}")]
+    Font { font: &'static str, message: String },
+    #[error("the rendition is too large for a PDF")]
+    TooLarge,
+}
+
+/// Renders the UBL Invoice or CreditNote `xml` as an A4 PDF.
+pub fn render_pdf(xml: &[u8]) -> Result<Vec<u8>, RenderError> {
+    let view = invoice_view::read(xml)?;
+    let fonts = font::Fonts::load()?;
+    let pages = document::compose(&view, layout::Layout::new(&fonts));
+    let meta = pdf::Meta {
+        title: document::title(&view),
+        date: view
+            .issue_date
+            .as_deref()
+            .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok()),
+        fingerprint: xml.to_vec(),
+    };
+    pdf::write(&pages, &fonts, &meta)
+}
