@@ -43,6 +43,33 @@ enum Command {
     /// Evidence packages.
     #[command(subcommand)]
     Evidence(EvidenceCommand),
+    /// Convert PDF, Excel and CSV invoices into Peppol BIS 3.0 UBL (exit 0: all ready,
+    /// 1: some need review, 2: a file could not be converted).
+    Convert(ConvertArgs),
+}
+
+#[derive(Args, Debug)]
+struct ConvertArgs {
+    /// Directory for the XML files (created when missing). Invoices the review gate holds
+    /// are written as `*.needs-review.xml` with a `*.review.json` beside them.
+    #[arg(long, short, value_name = "DIR")]
+    out: PathBuf,
+    /// A shipped mapping id (see docs/conversion-template.md) or a mapping JSON file;
+    /// detected from the columns when absent.
+    #[arg(long, value_name = "ID|FILE")]
+    mapping: Option<String>,
+    /// Profile to validate against; detected per document when absent.
+    #[arg(long, short)]
+    profile: Option<String>,
+    /// Fields under this confidence hold an invoice for review.
+    #[arg(long, default_value_t = 0.8)]
+    threshold: f32,
+    /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+    #[arg(long, value_name = "DIR")]
+    rulepacks: Option<PathBuf>,
+    /// Files to convert.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -237,7 +264,37 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Evidence(EvidenceCommand::Verify { file }) => Ok(verify_evidence(&file)),
+        Command::Convert(args) => convert(args),
     }
+}
+
+fn convert(args: ConvertArgs) -> anyhow::Result<u8> {
+    use anyhow::Context as _;
+    use invex_server::convert::{batch, extract};
+    let mapping = match &args.mapping {
+        None => None,
+        Some(m) if std::path::Path::new(m).is_file() => {
+            let text = std::fs::read_to_string(m).with_context(|| format!("reading {m}"))?;
+            Some(extract::mapping_choice(&text)?)
+        }
+        Some(m) => Some(extract::mapping_choice(m)?),
+    };
+    if !(0.0..=1.0).contains(&args.threshold) {
+        anyhow::bail!("--threshold must be between 0.0 and 1.0");
+    }
+    let dir = rulepacks_dir(args.rulepacks);
+    let catalog = invex_engine::registry::Catalog::load(&dir)
+        .with_context(|| format!("loading rule packs from {}", dir.display()))?;
+    let opts = batch::BatchOptions {
+        out: args.out,
+        mapping,
+        profile: args.profile,
+        threshold: args.threshold,
+        progress: std::io::stderr().is_terminal() && args.files.len() > 1,
+    };
+    let summary = batch::run(&opts, &catalog, &args.files, &mut std::io::stderr())?;
+    emit(&summary.table());
+    Ok(summary.exit_code())
 }
 
 fn verify_evidence(file: &std::path::Path) -> u8 {

@@ -14,8 +14,8 @@ use utoipa_scalar::{Scalar, Servable};
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, company, health, keys, peppol, rulepacks, sending, tenants, usage, validate, vat,
-    webhooks,
+    self, company, convert, health, keys, peppol, rulepacks, sending, tenants, usage, validate,
+    vat, webhooks,
 };
 use crate::state::AppState;
 
@@ -38,8 +38,10 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         company::lookup,
         peppol::lookup_v1, peppol::lookup_api,
         usage::usage,
+        convert::convert_v1, convert::convert_api, convert::template_csv, convert::template_xlsx, convert::mappings,
+        convert::list, convert::get_one, convert::xml, convert::correct, convert::approve, convert::reject,
         sending::create_connection, sending::list_connections, sending::activate_connection,
-        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages, sending::evidence, sending::partner_callback, sending::archive_invoice,
+        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages, sending::evidence, sending::partner_callback, sending::archive_invoice, sending::artifact,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
@@ -56,6 +58,10 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
 Invoice statuses: received → validated → queued → sending → transmitted → delivered (MLS AB: not business acceptance) → in_process / under_query / conditionally_accepted / accepted → paid; \
 rejected and failed end a delivery; remediation_required (fatal findings: stored, not sent); archived closes an invoice. Illegal transitions are refused. \
 Idempotency keys are kept 24 hours."),
+        (name = "conversion", description = "PDF, Excel and CSV invoices converted into Peppol BIS 3.0 UBL. Every extracted value has a confidence (0–1) and a source (cell, PDF page and method, default, computed, reviewer). \
+The review gate holds a conversion (`needs_review`) when a field is under the confidence threshold (INVEX_CONVERT_CONFIDENCE_THRESHOLD, default 0.8), a fatal finding, a failed cross-check or a failed identifier check (IČO, DIČ, IČ DPH, IBAN, Peppol id) remains; \
+otherwise it is `ready`. Reviewers (admin, accountant) correct fields (the XML is regenerated and revalidated), approve (key, time and corrections are recorded and travel into the evidence package) or reject. \
+Statuses: ready | needs_review → approved | rejected; ready | approved → sent. Sending refuses (409) any document of a conversion that needs review and is not approved."),
         (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
         (name = "webhooks", description = "Webhook endpoints (Standard Webhooks). Each event is POSTed as JSON `{\"type\": \"invoice.delivered\", \"timestamp\": \"<RFC 3339>\", \"data\": {...}}` with headers `webhook-id` (the event id, the same on every retry: deduplicate on it), `webhook-timestamp` (unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`; space-separated signatures during a secret rotation's 24 hours) and `invex-correlation-id`. Event types: `invoice.delivered` (transport confirmed delivery), `invoice.rejected` (transport or business rejection), `invoice.attention_needed` (conditional acceptance, timeout, workflow conflict), `invoice.archived` (closed, evidence package ready), `invoice.artifacts_ready` (final XML and PDF ready), `invoice.remediation_required` (correct and resubmit), `invoice.failed`, `webhook.test`. A 2xx answer delivers; 410 disables the endpoint; anything else (or no answer within the timeout, 10 s by default) is retried with ±20 % jitter after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery fails. At-least-once; per endpoint, first attempts follow event order, retries may overtake. Every attempt is in the delivery log."),

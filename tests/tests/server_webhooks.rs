@@ -991,3 +991,81 @@ async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
         format!("/api/evidence/{rejected_id}")
     );
 }
+
+#[tokio::test]
+async fn delivery_returns_the_final_xml_and_its_pdf_to_the_archive() {
+    use sha2::Digest;
+    let s = TestServer::with(fast).await;
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let types = json!(["invoice.artifacts_ready"]);
+    assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
+    let connection: Value = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox"}))
+        .value()
+        .await;
+    let cid = connection["id"].as_str().unwrap();
+    s.v1(
+        Method::POST,
+        &format!("/v1/connections/{cid}/activate"),
+        BOOTSTRAP,
+    )
+    .send()
+    .await
+    .unwrap();
+    let xml = support::example("invoice-sk.xml");
+    let sent: Value = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "artifacts-1")
+        .body(xml.clone())
+        .value()
+        .await;
+    let invoice = sent["id"].as_str().unwrap();
+    let got = receiver.wait_for(1).await;
+    let event = got[0].json();
+    assert_eq!(event["type"], "invoice.artifacts_ready");
+    assert_eq!(event["data"]["invoice_id"], invoice);
+    let artifacts = event["data"]["artifacts"].as_array().unwrap();
+    let kinds: Vec<&str> = artifacts
+        .iter()
+        .map(|a| a["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["xml", "pdf"]);
+    let b64 = STANDARD;
+    // The XML is the document exactly as sent.
+    assert_eq!(
+        b64.decode(artifacts[0]["content_base64"].as_str().unwrap())
+            .unwrap(),
+        xml
+    );
+    // The PDF pushed is the PDF downloadable, byte for byte, and its hash is announced.
+    let pushed = b64
+        .decode(artifacts[1]["content_base64"].as_str().unwrap())
+        .unwrap();
+    assert!(pushed.starts_with(b"%PDF-"));
+    assert_eq!(artifacts[1]["sha256"], hex::encode(Sha256::digest(&pushed)));
+    let r = s
+        .v1(
+            Method::GET,
+            artifacts[1]["url"].as_str().unwrap(),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/pdf");
+    assert_eq!(r.bytes().await.unwrap().to_vec(), pushed);
+    let r = s
+        .v1(
+            Method::GET,
+            &format!("/v1/invoices/{invoice}/artifacts/docx"),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap();
+    problem(r, 404).await;
+}

@@ -4,7 +4,10 @@
 //! Extractors (`tabular`, `pdf`) fill a [`model::Draft`]; the UBL writer turns a draft
 //! into XML; the engine validates it; the review gate decides `ready` or `needs_review`.
 
+pub mod archive;
+pub mod batch;
 pub mod config;
+pub mod extract;
 pub mod gate;
 pub mod model;
 pub mod pdf;

@@ -3,6 +3,7 @@
 //! all built from this one list.
 
 pub mod company;
+pub mod convert;
 pub mod health;
 pub mod keys;
 pub mod peppol;
@@ -87,6 +88,74 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(validate::get_validation),
         ),
         (
+            e(
+                Method::POST,
+                "/v1/invoice/convert",
+                Roles(allow::INVOICE_WORK),
+            ),
+            post(convert::convert_v1),
+        ),
+        (
+            e(Method::POST, "/api/convert", Roles(allow::INVOICE_WORK)),
+            post(convert::convert_api),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/invoice/convert/template.csv",
+                Roles(allow::READ),
+            ),
+            get(convert::template_csv),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/invoice/convert/template.xlsx",
+                Roles(allow::READ),
+            ),
+            get(convert::template_xlsx),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/invoice/convert/mappings",
+                Roles(allow::READ),
+            ),
+            get(convert::mappings),
+        ),
+        (
+            e(Method::GET, "/v1/conversions", Roles(allow::READ)),
+            get(convert::list),
+        ),
+        (
+            e(Method::GET, "/v1/conversions/{id}", Roles(allow::READ)),
+            get(convert::get_one),
+        ),
+        (
+            e(Method::PATCH, "/v1/conversions/{id}", Roles(allow::REVIEW)),
+            patch(convert::correct),
+        ),
+        (
+            e(Method::GET, "/v1/conversions/{id}/xml", Roles(allow::READ)),
+            get(convert::xml),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/conversions/{id}/approve",
+                Roles(allow::REVIEW),
+            ),
+            post(convert::approve),
+        ),
+        (
+            e(
+                Method::POST,
+                "/v1/conversions/{id}/reject",
+                Roles(allow::REVIEW),
+            ),
+            post(convert::reject),
+        ),
+        (
             e(Method::GET, "/v1/vat/verify", SandboxOpen(allow::READ)),
             get(vat::verify),
         ),
@@ -145,6 +214,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/invoices/{id}", Roles(allow::READ)),
             get(sending::get_invoice),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/invoices/{id}/artifacts/{kind}",
+                Roles(allow::READ),
+            ),
+            get(sending::artifact),
         ),
         (
             e(Method::GET, "/api/messages/{invoiceId}", Roles(allow::READ)),

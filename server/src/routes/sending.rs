@@ -596,3 +596,42 @@ pub async fn archive_invoice(
     sending::archive(&state, &inv, &principal).await?;
     get_invoice(State(state), Extension(principal), Path(id)).await
 }
+
+#[utoipa::path(get, path = "/v1/invoices/{id}/artifacts/{kind}", tag = "sending",
+    params(
+        ("id" = String, Path, description = "Invoice id"),
+        ("kind" = String, Path, description = "`xml`: the document exactly as sent; `pdf`: its rendition (parties, lines, VAT breakdown, totals; deterministic)")),
+    responses(
+        (status = 200, description = "The artifact (also pushed with `invoice.artifacts_ready` when the invoice is delivered)", content_type = "application/pdf"),
+        (status = 404, description = "No such invoice in this tenant, or an unknown kind", body = crate::problem::ProblemBody)))]
+pub async fn artifact(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path((invoice_id, kind)): Path<(String, String)>,
+) -> Result<Response, Problem> {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    if !sending::artifacts::KINDS.contains(&kind.as_str()) {
+        return Err(Problem::not_found(format!(
+            "no artifact `{kind}`; one of: {}",
+            sending::artifacts::KINDS.join(", ")
+        )));
+    }
+    let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
+    let (bytes, media_type, file_name) =
+        tokio::task::spawn_blocking(move || sending::artifacts::render(&inv, &kind))
+            .await
+            .map_err(|e| Problem::internal(format!("the rendition task failed: {e}")))?
+            .map_err(|e| Problem::internal(format!("rendering the artifact: {e}")))?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, media_type.to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{file_name}\""),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
+}

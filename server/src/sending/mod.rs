@@ -5,6 +5,7 @@
 //! as `remediation_required` (fatal findings: never sent) or stored and queued in the
 //! outbox in one transaction; the [`worker`] delivers queued invoices in the background.
 
+pub mod artifacts;
 pub mod config;
 pub mod document;
 pub mod evidence;
@@ -84,11 +85,13 @@ fn links(id: &str, validation_id: &str) -> InvoiceLinks {
     }
 }
 
-/// The webhook event a timeline entry calls for (status changes the source system acts
-/// on), with its data.
-pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<store::Notice> {
+/// The webhook events a timeline entry calls for (status changes the source system acts
+/// on), with their data. Delivery also returns the artifacts (final XML and PDF).
+pub fn notices_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Vec<store::Notice> {
     use crate::webhooks::events::EventType;
-    let status = Status::parse(event.status.as_deref()?)?;
+    let Some(status) = event.status.as_deref().and_then(Status::parse) else {
+        return Vec::new();
+    };
     let event_type = match status {
         Status::Delivered => EventType::InvoiceDelivered,
         Status::Rejected => EventType::InvoiceRejected,
@@ -96,9 +99,15 @@ pub fn notice_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Option<st
         Status::Failed => EventType::InvoiceFailed,
         Status::RemediationRequired => EventType::InvoiceRemediationRequired,
         Status::Archived => EventType::InvoiceArchived,
-        _ => return None,
+        _ => return Vec::new(),
     };
-    Some(notice(invoice, event_type, event))
+    let mut out = vec![notice(invoice, event_type, event)];
+    if status == Status::Delivered {
+        let mut ready = notice(invoice, EventType::InvoiceArtifactsReady, event);
+        ready.data["artifacts"] = serde_json::json!(artifacts::all(invoice));
+        out.push(ready);
+    }
+    out
 }
 
 /// A webhook event about `invoice`, reporting timeline entry `event`. The status is the
@@ -161,7 +170,7 @@ pub async fn apply_partner_event(
             .unwrap_or_else(|| invoice.id.clone()),
         detail: reason,
     };
-    let notices: Vec<_> = notice_for(invoice, &event).into_iter().collect();
+    let notices = notices_for(invoice, &event);
     state
         .store
         .append_invoice_events(
@@ -208,7 +217,7 @@ pub async fn archive(
         )),
         ..event
     };
-    let notices: Vec<_> = notice_for(invoice, &event).into_iter().collect();
+    let notices = notices_for(invoice, &event);
     state
         .store
         .append_invoice_events(
@@ -495,7 +504,7 @@ async fn try_run(
         ];
         let notices: Vec<_> = events
             .iter()
-            .filter_map(|e| notice_for(&record, e))
+            .flat_map(|e| notices_for(&record, e))
             .collect();
         state
             .store

@@ -248,7 +248,7 @@ impl Worker {
 fn notices(invoice: &InvoiceRecord, events: &[NewEvent]) -> Vec<Notice> {
     events
         .iter()
-        .filter_map(|e| super::notice_for(invoice, e))
+        .flat_map(|e| super::notices_for(invoice, e))
         .collect()
 }
 

@@ -23,7 +23,6 @@ mod tests;
 pub use embedded::{flavour as xml_flavour, EmbeddedXml, XmlFlavour};
 
 use super::model::Draft;
-use serde::Serialize;
 
 /// Resource limits for one PDF.
 #[derive(Clone, Debug)]
@@ -45,13 +44,9 @@ impl Default for Limits {
     }
 }
 
-/// A consistency test between extracted values (e.g. line amounts against the net total).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct CrossCheck {
-    pub name: String,
-    pub passed: bool,
-    pub detail: String,
-}
+/// A consistency test between extracted values (e.g. line amounts against the net total);
+/// the same record the review gate keeps.
+pub use crate::convert::gate::CrossCheck;
 
 /// One invoice found in the PDF.
 #[derive(Clone, Debug, PartialEq)]

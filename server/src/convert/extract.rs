@@ -1,0 +1,225 @@
+//! One entry for every input kind: recognise the file by its bytes, run the matching
+//! extractor, and hand over one [`Candidate`] per invoice found.
+
+use super::gate::{ReasonKind, ReviewReason};
+use super::model::{DocumentKind, Draft, Field};
+use super::pdf::{self, PdfError, XmlFlavour};
+use super::review::Candidate;
+use super::tabular::{self, CellIssue, Mapping, Severity, TabularError};
+use rust_decimal::Decimal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Tabular(#[from] TabularError),
+    #[error(transparent)]
+    Pdf(#[from] PdfError),
+    #[error("unknown mapping `{0}`; GET /v1/invoice/convert/mappings lists the shipped ones, or send a mapping JSON")]
+    UnknownMapping(String),
+    #[error("no invoice found in the file")]
+    NoInvoices,
+}
+
+impl ExtractError {
+    /// The problem type slug (docs/problems.md).
+    pub fn slug(&self) -> &'static str {
+        match self {
+            ExtractError::Unsupported(_) => "unsupported-input",
+            ExtractError::Tabular(
+                TabularError::MappingJson(_)
+                | TabularError::UnknownPath { .. }
+                | TabularError::BadDefault { .. }
+                | TabularError::BadMapping(_),
+            )
+            | ExtractError::UnknownMapping(_) => "invalid-mapping",
+            ExtractError::Tabular(TabularError::UnsupportedFormat(_)) => "unsupported-input",
+            ExtractError::Tabular(_) => "unreadable-spreadsheet",
+            ExtractError::Pdf(_) => "unreadable-pdf",
+            ExtractError::NoInvoices => "no-invoices-found",
+        }
+    }
+}
+
+/// What one file gave.
+pub struct Extracted {
+    /// `pdf`, `csv`, `xlsx`, `xls`, `ods`.
+    pub format: &'static str,
+    pub candidates: Vec<Candidate>,
+}
+
+/// A mapping named by a request: a shipped mapping id, or a mapping as JSON.
+pub fn mapping_choice(text: &str) -> Result<Mapping, ExtractError> {
+    let text = text.trim();
+    if text.starts_with('{') {
+        return Ok(Mapping::from_json(text.as_bytes())?);
+    }
+    tabular::mapping(text).ok_or_else(|| ExtractError::UnknownMapping(text.to_string()))
+}
+
+fn input_issue(field: Option<String>, location: Option<String>, message: String) -> ReviewReason {
+    ReviewReason {
+        kind: ReasonKind::InputIssue,
+        field,
+        location,
+        message,
+    }
+}
+
+pub fn extract(
+    bytes: &[u8],
+    file_name: Option<&str>,
+    mapping: Option<&Mapping>,
+) -> Result<Extracted, ExtractError> {
+    let head = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |i| &bytes[i..]);
+    if head.starts_with(b"%PDF-") {
+        return from_pdf(bytes);
+    }
+    if head.starts_with(b"<") {
+        return Err(ExtractError::Unsupported(
+            "this is XML, not a PDF, spreadsheet or CSV: an invoice XML needs no conversion \
+             (validate it with POST /v1/invoice/validate, send it with POST /v1/invoice/send)"
+                .into(),
+        ));
+    }
+    let extraction = tabular::extract(bytes, file_name, mapping)?;
+    // Rows that belong to no invoice concern the whole upload: the first invoice carries
+    // them so a reviewer sees them.
+    let mut orphans: Vec<CellIssue> = extraction.issues;
+    let candidates: Vec<Candidate> = extraction
+        .invoices
+        .into_iter()
+        .map(|inv| {
+            let mut draft = inv.draft;
+            credit_note_signs(&mut draft);
+            let issues = inv
+                .issues
+                .into_iter()
+                .chain(std::mem::take(&mut orphans))
+                // Warnings explain a lowered confidence, which the gate already weighs.
+                .filter(|i| i.severity == Severity::Error)
+                .map(|i| {
+                    input_issue(
+                        Some(i.field).filter(|f| !f.is_empty()),
+                        Some(format!("row {}, column \"{}\"", i.row, i.column)),
+                        i.message,
+                    )
+                })
+                .collect();
+            Candidate {
+                draft,
+                issues,
+                cross_checks: Vec::new(),
+                embedded_xml: None,
+            }
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Err(ExtractError::NoInvoices);
+    }
+    Ok(Extracted {
+        format: extraction.format.as_str(),
+        candidates,
+    })
+}
+
+/// Accounting exports often write credit notes with negative quantities and amounts; a
+/// UBL credit note states them positive (the document type says it is a credit).
+fn credit_note_signs(draft: &mut Draft) {
+    if draft.kind != DocumentKind::CreditNote {
+        return;
+    }
+    let negative = draft.lines.iter().any(|l| {
+        [&l.quantity, &l.net_amount]
+            .into_iter()
+            .flatten()
+            .any(|f| f.value.is_sign_negative())
+    });
+    if !negative {
+        return;
+    }
+    let flip = |f: &mut Option<Field<Decimal>>| {
+        if let Some(f) = f {
+            f.value = f.value.abs();
+        }
+    };
+    for line in &mut draft.lines {
+        flip(&mut line.quantity);
+        flip(&mut line.net_amount);
+    }
+    for row in &mut draft.vat_breakdown {
+        flip(&mut row.taxable);
+        flip(&mut row.tax);
+    }
+    let t = &mut draft.totals;
+    for f in [
+        &mut t.line_total,
+        &mut t.tax_exclusive,
+        &mut t.tax,
+        &mut t.tax_inclusive,
+        &mut t.payable,
+    ] {
+        flip(f);
+    }
+}
+
+fn from_pdf(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let extraction = pdf::extract(bytes)?;
+    // A UBL invoice inside the PDF is the document itself: no text extraction can be more
+    // faithful than the sender's own XML.
+    if let Some(ubl) = extraction
+        .embedded
+        .iter()
+        .find(|e| e.flavour == XmlFlavour::Ubl)
+    {
+        return Ok(Extracted {
+            format: "pdf",
+            candidates: vec![Candidate {
+                draft: Draft::default(),
+                issues: Vec::new(),
+                cross_checks: Vec::new(),
+                embedded_xml: Some(ubl.bytes.clone()),
+            }],
+        });
+    }
+    let other: Vec<String> = extraction
+        .embedded
+        .iter()
+        .map(|e| format!("`{}` ({})", e.name, e.flavour.as_str()))
+        .collect();
+    let candidates: Vec<Candidate> = extraction
+        .drafts
+        .into_iter()
+        .map(|inv| {
+            let mut issues = Vec::new();
+            if !other.is_empty() {
+                issues.push(input_issue(
+                    None,
+                    None,
+                    format!(
+                        "the PDF embeds invoice data {} that is not UBL; invex converted the \
+                         printed text, so compare it with the embedded data",
+                        other.join(", ")
+                    ),
+                ));
+            }
+            Candidate {
+                draft: inv.draft,
+                issues,
+                cross_checks: inv.cross_checks,
+                embedded_xml: None,
+            }
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Err(ExtractError::NoInvoices);
+    }
+    Ok(Extracted {
+        format: "pdf",
+        candidates,
+    })
+}

@@ -1,0 +1,529 @@
+//! Conversion over HTTP: CSV and Excel uploads (templates, encodings), the review gate
+//! holding uncertain invoices, corrections, approval, and sending refusing what is not
+//! approved — against the real server.
+
+mod support;
+
+use reqwest::multipart::{Form, Part};
+use reqwest::Method;
+use serde_json::{json, Value};
+use support::{problem, JsonBody, TestServer, BOOTSTRAP};
+
+const HEADER: &[&str] = &[
+    "Invoice number",
+    "Issue date",
+    "Due date",
+    "Currency",
+    "Buyer reference",
+    "Seller name",
+    "Seller IČO",
+    "Seller VAT ID",
+    "Seller street",
+    "Seller city",
+    "Seller postcode",
+    "Seller country",
+    "Buyer name",
+    "Buyer VAT ID",
+    "Buyer street",
+    "Buyer city",
+    "Buyer postcode",
+    "Buyer country",
+    "Payment means",
+    "IBAN",
+    "Item name",
+    "Quantity",
+    "Unit",
+    "Unit price",
+    "VAT rate",
+];
+
+/// One line of an invoice; `number` groups rows, `iban` and `price` vary per test.
+fn row(number: &str, item: &str, quantity: &str, price: &str, iban: &str) -> Vec<String> {
+    [
+        number,
+        "15.01.2027",
+        "2027-01-29",
+        "EUR",
+        "PO-4711",
+        "Dodávateľ s.r.o.",
+        "31322832",
+        "SK2022749619",
+        "Hlavná 1",
+        "Žilina",
+        "010 01",
+        "SK",
+        "Odberateľ a.s.",
+        "SK2020317068",
+        "Ľubovnianska 5",
+        "Bratislava",
+        "851 01",
+        "SK",
+        "30",
+        iban,
+        item,
+        quantity,
+        "ks",
+        price,
+        "23",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+const IBAN: &str = "SK3112000000198742637541";
+
+fn csv(rows: &[Vec<String>], delimiter: &str) -> String {
+    let mut out = HEADER.join(delimiter);
+    out.push_str("\r\n");
+    for r in rows {
+        out.push_str(&r.join(delimiter));
+        out.push_str("\r\n");
+    }
+    out
+}
+
+fn upload(name: &str, bytes: Vec<u8>) -> Form {
+    Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()))
+}
+
+async fn convert(s: &TestServer, key: &str, form: Form) -> reqwest::Response {
+    s.v1(Method::POST, "/v1/invoice/convert", key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn converted(s: &TestServer, form: Form) -> Value {
+    let r = convert(s, BOOTSTRAP, form).await;
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    r.json().await.unwrap()
+}
+
+async fn connect(s: &TestServer) {
+    let c = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox"}))
+        .value()
+        .await;
+    let r = s
+        .v1(
+            Method::POST,
+            &format!("/v1/connections/{}/activate", c["id"].as_str().unwrap()),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+async fn send_conversion(s: &TestServer, id: &str, key: &str) -> reqwest::Response {
+    s.v1(
+        Method::POST,
+        &format!("/v1/invoice/send?conversion_id={id}"),
+        BOOTSTRAP,
+    )
+    .header("Idempotency-Key", key)
+    .send()
+    .await
+    .unwrap()
+}
+
+fn field<'a>(conversion: &'a Value, path: &str) -> &'a Value {
+    conversion["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("no field {path} in {conversion}"))
+}
+
+#[tokio::test]
+async fn a_clean_csv_converts_to_valid_ubl_ready_to_send() {
+    let s = TestServer::start().await;
+    let body = csv(
+        &[
+            row("FV-1", "Konzultácie", "10", "45,50", IBAN),
+            row("FV-1", "Kniha", "3", "12.99", IBAN),
+            row("FV-2", "Školenie", "1", "1 200,00", IBAN),
+        ],
+        ";",
+    );
+    let result = converted(&s, upload("faktury.csv", body.into_bytes())).await;
+    assert_eq!(result["environment"], "sandbox");
+    let conversions = result["conversions"].as_array().unwrap();
+    assert_eq!(conversions.len(), 2, "{result}");
+    assert_eq!(result["ready"], 2, "{result}");
+    let first = &conversions[0];
+    assert_eq!(first["status"], "ready", "{first}");
+    assert_eq!(first["document_id"], "FV-1");
+    assert_eq!(first["validation"]["counts"]["fatal"], 0);
+    assert_eq!(field(first, "lines[0].unit_price")["value"], "45.50");
+    assert_eq!(field(first, "lines[0].unit")["value"], "H87");
+    let source = &field(first, "seller.vat_id")["source"];
+    assert_eq!(source["kind"], "cell");
+    assert_eq!(source["row"], 2);
+    assert_eq!(source["column"], "Seller VAT ID");
+    // The generated XML is valid under peppol-bis3 when validated on its own.
+    let xml = first["xml"].as_str().unwrap().to_string();
+    assert!(xml.contains("<cbc:PayableAmount currencyID=\"EUR\">607.58</cbc:PayableAmount>"));
+    let r = s
+        .v1(
+            Method::POST,
+            "/v1/invoice/validate?profile=peppol-bis3",
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    let report: Value = r.json().await.unwrap();
+    assert_eq!(report["verdict"], "valid", "{report}");
+    assert_eq!(conversions[1]["document_id"], "FV-2");
+    assert!(conversions[1]["xml"]
+        .as_str()
+        .unwrap()
+        .contains("<cbc:PriceAmount currencyID=\"EUR\">1200</cbc:PriceAmount>"));
+}
+
+#[tokio::test]
+async fn windows_1250_and_the_excel_template_convert_like_utf8() {
+    let s = TestServer::start().await;
+    let text = csv(&[row("FV-9", "Čistenie kobercov", "2", "30", IBAN)], ";");
+    let (bytes, _, lossy) = encoding_rs::WINDOWS_1250.encode(&text);
+    assert!(!lossy);
+    let result = converted(&s, upload("export.csv", bytes.into_owned())).await;
+    let c = &result["conversions"][0];
+    assert_eq!(c["status"], "ready", "{c}");
+    assert_eq!(field(c, "lines[0].name")["value"], "Čistenie kobercov");
+    assert_eq!(field(c, "buyer.address.street")["value"], "Ľubovnianska 5");
+
+    // The downloadable templates are themselves convertible invoices.
+    for (path, name) in [
+        ("/v1/invoice/convert/template.csv", "template.csv"),
+        ("/v1/invoice/convert/template.xlsx", "template.xlsx"),
+    ] {
+        let r = s.v1(Method::GET, path, BOOTSTRAP).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let template = r.bytes().await.unwrap().to_vec();
+        let result = converted(&s, upload(name, template)).await;
+        let c = &result["conversions"][0];
+        assert_eq!(c["input_format"], &name[9..], "{c}");
+        assert_eq!(c["validation"]["counts"]["fatal"], 0, "{name}: {c}");
+    }
+    let mappings = s
+        .v1(Method::GET, "/v1/invoice/convert/mappings", BOOTSTRAP)
+        .value()
+        .await;
+    let ids: Vec<&str> = mappings["mappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&"generic") && ids.contains(&"sk-accounting"),
+        "{ids:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_iban_holds_the_invoice_until_corrected_approved_and_only_then_sent() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let bad_iban = "SK3112000000198742637542";
+    let result = converted(
+        &s,
+        upload(
+            "in.csv",
+            csv(&[row("FV-7", "Servis", "1", "100", bad_iban)], ",").into_bytes(),
+        ),
+    )
+    .await;
+    let c = &result["conversions"][0];
+    assert_eq!(c["status"], "needs_review", "{c}");
+    let id = c["id"].as_str().unwrap().to_string();
+    let reasons = c["reasons"].as_array().unwrap();
+    let iban = reasons
+        .iter()
+        .find(|r| r["field"] == "payment.iban" && r["kind"] == "invalid_identifier")
+        .unwrap_or_else(|| panic!("{reasons:?}"));
+    assert_eq!(iban["location"], "row 2, column \"IBAN\"");
+
+    // The review queue lists it.
+    let queue = s
+        .v1(
+            Method::GET,
+            "/v1/conversions?status=needs_review",
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(queue["conversions"][0]["id"], id.as_str());
+
+    // Neither by id nor as uploaded XML does it go out.
+    let p = problem(send_conversion(&s, &id, "k1").await, 409).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("conversion-not-approved"));
+    assert_eq!(p["conversion_id"], id.as_str());
+    let r = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Idempotency-Key", "k2")
+        .header("Content-Type", "application/xml")
+        .body(c["xml"].as_str().unwrap().to_string())
+        .send()
+        .await
+        .unwrap();
+    problem(r, 409).await;
+
+    // An accountant corrects; a developer may not review.
+    let (_, accountant) = s.create_key(BOOTSTRAP, "accountant").await;
+    let (_, developer) = s.create_key(BOOTSTRAP, "developer").await;
+    let fix = json!({"corrections": [{"path": "payment.iban", "value": IBAN}]});
+    let r = s
+        .v1(Method::PATCH, &format!("/v1/conversions/{id}"), &developer)
+        .json(&fix)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let bad = json!({"corrections": [{"path": "issue_date", "value": "yesterday"}]});
+    let r = s
+        .v1(Method::PATCH, &format!("/v1/conversions/{id}"), &accountant)
+        .json(&bad)
+        .send()
+        .await
+        .unwrap();
+    problem(r, 422).await;
+    let corrected = s
+        .v1(Method::PATCH, &format!("/v1/conversions/{id}"), &accountant)
+        .json(&fix)
+        .value()
+        .await;
+    assert_eq!(corrected["status"], "needs_review");
+    assert_eq!(corrected["reasons"], json!([]));
+    assert_eq!(field(&corrected, "payment.iban")["confidence"], 1.0);
+    assert_eq!(corrected["changes"][0]["old"], bad_iban);
+    problem(send_conversion(&s, &id, "k3").await, 409).await;
+
+    let approved = s
+        .v1(
+            Method::POST,
+            &format!("/v1/conversions/{id}/approve"),
+            &accountant,
+        )
+        .json(&json!({"note": "IBAN checked against the contract"}))
+        .value()
+        .await;
+    assert_eq!(approved["status"], "approved");
+    assert!(approved["approved_by"]
+        .as_str()
+        .unwrap()
+        .starts_with("key_"));
+
+    let r = send_conversion(&s, &id, "k4").await;
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+    let sent: Value = r.json().await.unwrap();
+    let invoice = sent["id"].as_str().unwrap();
+    let after = s
+        .v1(Method::GET, &format!("/v1/conversions/{id}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(after["status"], "sent");
+    assert_eq!(after["invoice_id"], invoice);
+
+    // The evidence package carries the approval and the correction.
+    let evidence = s
+        .api(Method::GET, &format!("/api/evidence/{invoice}"), BOOTSTRAP)
+        .value()
+        .await;
+    let approval = &evidence["approvals"][0];
+    assert_eq!(approval["approved_by"], approved["approved_by"]);
+    let what = approval["what"].as_str().unwrap();
+    assert!(
+        what.contains("payment.iban") && what.contains(bad_iban),
+        "{what}"
+    );
+}
+
+#[tokio::test]
+async fn fatal_findings_block_approval_and_a_rejection_is_final() {
+    let s = TestServer::start().await;
+    let mut r = row("FV-8", "Servis", "1", "100", IBAN);
+    r[12] = String::new(); // no buyer name: BR-07
+    let result = converted(&s, upload("in.csv", csv(&[r], ",").into_bytes())).await;
+    let c = &result["conversions"][0];
+    assert_eq!(c["status"], "needs_review");
+    assert!(c["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["kind"] == "fatal_finding" && r["location"] == "BR-07"));
+    let id = c["id"].as_str().unwrap();
+    let p = problem(
+        s.v1(
+            Method::POST,
+            &format!("/v1/conversions/{id}/approve"),
+            BOOTSTRAP,
+        )
+        .send()
+        .await
+        .unwrap(),
+        409,
+    )
+    .await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("conversion-has-fatal-findings"));
+    let rejected = s
+        .v1(
+            Method::POST,
+            &format!("/v1/conversions/{id}/reject"),
+            BOOTSTRAP,
+        )
+        .json(&json!({"reason": "duplicate"}))
+        .value()
+        .await;
+    assert_eq!(rejected["status"], "rejected");
+    let r = s
+        .v1(Method::PATCH, &format!("/v1/conversions/{id}"), BOOTSTRAP)
+        .json(&json!({"corrections": [{"path": "buyer.name", "value": "X"}]}))
+        .send()
+        .await
+        .unwrap();
+    problem(r, 409).await;
+    // Another tenant does not see it.
+    let other = s
+        .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
+        .json(&json!({"name": "other"}))
+        .value()
+        .await;
+    let other_key = other["admin_key"]["key"].as_str().unwrap();
+    let r = s
+        .v1(Method::GET, &format!("/v1/conversions/{id}"), other_key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}
+
+#[tokio::test]
+async fn the_legacy_route_answers_a_zip_when_ready_and_a_report_otherwise() {
+    let s = TestServer::start().await;
+    let ready = csv(
+        &[
+            row("FV-1", "A", "1", "10", IBAN),
+            row("FV-2", "B", "2", "20", IBAN),
+        ],
+        ",",
+    );
+    let r = s
+        .api(Method::POST, "/api/convert", BOOTSTRAP)
+        .multipart(upload("a.csv", ready.clone().into_bytes()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/zip");
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut names: Vec<String> = zip.file_names().map(str::to_string).collect();
+    names.sort();
+    assert_eq!(names, ["FV-1.xml", "FV-2.xml"]);
+    let mut xml = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("FV-2.xml").unwrap(), &mut xml).unwrap();
+    assert!(xml.contains("<cbc:ID>FV-2</cbc:ID>"));
+
+    // Accept: application/json always gives the report.
+    let report = s
+        .api(Method::POST, "/api/convert", BOOTSTRAP)
+        .header("Accept", "application/json")
+        .multipart(upload("a.csv", ready.into_bytes()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(report.status(), 201);
+    let report: Value = report.json().await.unwrap();
+    assert_eq!(report["ready"], 2);
+
+    let held = csv(
+        &[
+            row("FV-3", "A", "1", "10", IBAN),
+            row("FV-4", "B", "1", "10", "SK00"),
+        ],
+        ",",
+    );
+    let r = s
+        .api(Method::POST, "/api/convert", BOOTSTRAP)
+        .multipart(upload("b.csv", held.clone().into_bytes()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let report: Value = r.json().await.unwrap();
+    assert_eq!(report["needs_review"], 1, "{report}");
+    assert_eq!(report["conversions"][1]["status"], "needs_review");
+    assert!(report["conversions"][1]["links"]["review"]
+        .as_str()
+        .unwrap()
+        .starts_with("/v1/conversions/conv_"));
+    let r = s
+        .api(Method::POST, "/api/convert", BOOTSTRAP)
+        .header("Accept", "application/zip")
+        .multipart(upload("b.csv", held.into_bytes()))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 422).await;
+    assert_eq!(p["batch"]["needs_review"], 1);
+}
+
+#[tokio::test]
+async fn unusable_uploads_are_clear_problems() {
+    let s = TestServer::start().await;
+    let r = convert(&s, BOOTSTRAP, upload("x.xml", b"<Invoice/>".to_vec())).await;
+    let p = problem(r, 415).await;
+    assert!(p["type"].as_str().unwrap().ends_with("unsupported-input"));
+    let r = convert(
+        &s,
+        BOOTSTRAP,
+        upload("x.csv", b"Name,Colour\r\nA,blue\r\n".to_vec()),
+    )
+    .await;
+    let p = problem(r, 422).await;
+    assert!(
+        p["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("unreadable-spreadsheet"),
+        "{p}"
+    );
+    let r = convert(
+        &s,
+        BOOTSTRAP,
+        upload(
+            "x.csv",
+            csv(&[row("1", "A", "1", "1", IBAN)], ",").into_bytes(),
+        )
+        .text("mapping", "no-such-mapping"),
+    )
+    .await;
+    let p = problem(r, 422).await;
+    assert!(
+        p["type"].as_str().unwrap().ends_with("invalid-mapping"),
+        "{p}"
+    );
+    let r = s
+        .v1(Method::POST, "/v1/invoice/convert", BOOTSTRAP)
+        .multipart(Form::new().text("profile", "peppol-bis3"))
+        .send()
+        .await
+        .unwrap();
+    problem(r, 400).await;
+}
