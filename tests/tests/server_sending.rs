@@ -598,3 +598,24 @@ async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
     assert_eq!(p["invoice_status"], "delivered");
     problem(archive("inv_nope".into()).await.unwrap(), 404).await;
 }
+
+#[tokio::test]
+async fn identifiers_are_checked_before_a_document_is_accepted() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let text = String::from_utf8(example("invoice-sk.xml")).unwrap();
+    let bad = text.replace("SK3112000000198742637541", "SK3112000000198742637542");
+    let r = send(&s, Some("ids-1"), None, bad.into_bytes()).await;
+    let p = problem(r, 422).await;
+    assert!(p["type"].as_str().unwrap().ends_with("invalid-identifiers"));
+    assert_eq!(p["identifiers"][0]["business_term"], "BT-84");
+    assert_eq!(p["identifiers"][0]["value"], "SK3112000000198742637542");
+    // Nothing was stored, and the key is free for the corrected document.
+    let list = s
+        .v1(Method::GET, "/v1/validations", BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(list["validations"].as_array().unwrap().len(), 0, "{list}");
+    let r = send(&s, Some("ids-1"), None, example("invoice-sk.xml")).await;
+    assert_eq!(r.status(), 202);
+}

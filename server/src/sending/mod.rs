@@ -9,6 +9,7 @@ pub mod artifacts;
 pub mod config;
 pub mod document;
 pub mod evidence;
+pub mod identifiers;
 pub mod partner;
 pub mod states;
 pub mod timeline;
@@ -425,6 +426,23 @@ async fn try_run(
                 .with("conversion_status", &c.status)
                 .with("review", format!("/v1/conversions/{}", c.id)));
         }
+    }
+    let faults = identifiers::check(&request.bytes);
+    if !faults.is_empty() {
+        let list: Vec<String> = faults
+            .iter()
+            .map(|f| format!("{} ({}) `{}`", f.what, f.business_term, f.value))
+            .collect();
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-identifiers",
+            "Identifiers in the document fail their checks",
+            format!(
+                "not accepted for sending: {}; correct them and send again",
+                list.join(", ")
+            ),
+        )
+        .with("identifiers", faults));
     }
     let validated = validation::validate(
         state,
