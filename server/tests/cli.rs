@@ -225,3 +225,89 @@ fn evidence_verify_accepts_an_intact_package_and_names_what_was_changed() {
     let missing = invex(&["evidence", "verify", "no/such/file.zip"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn convert_writes_ready_xml_and_holds_uncertain_invoices_for_review() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template = invex_server::convert::tabular::template_csv();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, &template).expect("write");
+    let out = dir.path().join("out");
+    let o = invex(&[
+        "convert",
+        good.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let table = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{table}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(table.contains("ready"), "{table}");
+    let written: Vec<_> = std::fs::read_dir(&out)
+        .expect("out dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !written.is_empty()
+            && written
+                .iter()
+                .all(|n| n.ends_with(".xml") && !n.contains("needs-review")),
+        "{written:?}"
+    );
+    // The XML the CLI wrote validates without fatal findings.
+    let first = out.join(&written[0]);
+    let v = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3",
+        first.to_str().unwrap(),
+    ]);
+    assert_eq!(v.status.code(), Some(0), "{}", stdout(&v));
+
+    // A broken IBAN: exit 1, the XML is written as needs-review with its reasons beside it.
+    let text = String::from_utf8(template).expect("utf8");
+    let iban = "SK2411000000002612345678";
+    assert!(text.contains(iban), "the template's IBAN changed");
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, text.replace(iban, "SK2411000000002612345679")).expect("write");
+    let held = dir.path().join("held");
+    let o = invex(&[
+        "convert",
+        bad.to_str().unwrap(),
+        "-o",
+        held.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("needs_review"));
+    let names: Vec<String> = std::fs::read_dir(&held)
+        .expect("held dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    let review = names
+        .iter()
+        .find(|n| n.ends_with(".needs-review.review.json"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(held.join(review)).expect("read")).expect("json");
+    assert!(json["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["field"] == "payment.iban"));
+
+    // A file that is no invoice at all: exit 2, named in the table.
+    let junk = dir.path().join("junk.xml");
+    std::fs::write(&junk, "<x/>").expect("write");
+    let o = invex(&[
+        "convert",
+        junk.to_str().unwrap(),
+        "--out",
+        held.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("junk.xml"));
+}
