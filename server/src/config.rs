@@ -232,6 +232,9 @@ impl Config {
                 "CONVERT_MAX_INVOICES" => self.convert.max_invoices = parse(&value).map_err(bad)?,
                 "SENDING_WORKER" => self.sending.worker = parse_bool(&value).map_err(bad)?,
                 "SENDING_POLL_MS" => self.sending.poll_ms = parse(&value).map_err(bad)?,
+                "SENDING_SANDBOX_RESPONSE_DELAY_MS" => {
+                    self.sending.sandbox_response_delay_ms = parse(&value).map_err(bad)?
+                }
                 "SENDING_RESPONSE_TIMEOUT_SECS" => {
                     self.sending.response_timeout_secs = parse(&value).map_err(bad)?
                 }

@@ -130,7 +130,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     let meter = Arc::new(Meter::new(store.clone()));
     let delivery = Arc::new(crate::sending::worker::Worker::new(
         store.clone(),
-        config.sending.response_timeout_secs,
+        &config.sending,
     ));
     let outbox_wake = Arc::new(tokio::sync::Notify::new());
     let company = crate::company::Registers::new(

@@ -619,3 +619,38 @@ async fn identifiers_are_checked_before_a_document_is_accepted() {
     let r = send(&s, Some("ids-1"), None, example("invoice-sk.xml")).await;
     assert_eq!(r.status(), 202);
 }
+
+#[tokio::test]
+async fn the_sandbox_buyer_answers_some_time_after_delivery() {
+    let s = TestServer::with(|c| {
+        c.sending.sandbox_response_delay_ms = 1500;
+        c.sending.poll_ms = 50;
+    })
+    .await;
+    connect(&s).await;
+    let r = send(
+        &s,
+        Some("later-1"),
+        Some("rejected"),
+        example("invoice-sk.xml"),
+    )
+    .await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Delivered (MLS AB) first: the buyer has not answered yet.
+    let t = until_last(&s, &id, "MLS:AB").await;
+    assert_eq!(t["status"], "delivered");
+    let delivered_at = std::time::Instant::now();
+    let t = until_last(&s, &id, "IR:RE").await;
+    assert!(delivered_at.elapsed() >= Duration::from_millis(1000));
+    assert_eq!(t["status"], "rejected");
+    let re = t["events"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(re["source"], "sandbox-partner");
+    assert_eq!(re["correlation_id"], t["transmission_id"]);
+    assert_chain(&t);
+    // Applied once: nothing follows.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(codes(&timeline(&s, &id).await).last().unwrap(), "IR:RE");
+}

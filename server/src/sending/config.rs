@@ -15,6 +15,9 @@ pub struct SendingConfig {
     /// reported as needing attention (`response_timeout` event, `invoice.attention_needed`),
     /// in seconds.
     pub response_timeout_secs: u64,
+    /// Sandbox partner: how long after delivery the simulated buyer's Invoice Response
+    /// (accepted, rejected, under query, conditionally accepted) arrives, in milliseconds.
+    pub sandbox_response_delay_ms: u64,
 }
 
 impl Default for SendingConfig {
@@ -23,6 +26,7 @@ impl Default for SendingConfig {
             worker: true,
             poll_ms: 500,
             response_timeout_secs: 5 * 24 * 3600,
+            sandbox_response_delay_ms: 2000,
         }
     }
 }

@@ -147,8 +147,21 @@ pub async fn apply_partner_event(
     response: timeline::Response,
     reason: Option<String>,
 ) -> Result<(), Problem> {
+    apply_response(&state.store, invoice, response, reason, "http-partner").await?;
+    Ok(())
+}
+
+/// [`apply_partner_event`] on the store alone (the delivery worker applies the sandbox's
+/// later events this way); `source` is the partner's name for the timeline.
+pub async fn apply_response(
+    store: &store::Store,
+    invoice: &InvoiceRecord,
+    response: timeline::Response,
+    reason: Option<String>,
+    source: &str,
+) -> Result<(), store::StoreError> {
     let code = response.code();
-    let seen = state.store.invoice_events(&invoice.id).await?;
+    let seen = store.invoice_events(&invoice.id).await?;
     if seen.iter().any(|e| e.code == code && e.detail == reason) {
         return Ok(());
     }
@@ -157,11 +170,11 @@ pub async fn apply_partner_event(
     let moved = next.filter(|n| current.can_move_to(*n));
     if let (Some(n), None) = (next, moved) {
         tracing::warn!(invoice = %invoice.id, from = current.as_str(), to = n.as_str(),
-            "a partner callback asked for an illegal status transition; kept in the timeline, status unchanged");
+            "a partner event asked for an illegal status transition; kept in the timeline, status unchanged");
     }
     let event = store::NewEvent {
         at: store::now(),
-        source: "http-partner".to_string(),
+        source: source.to_string(),
         code,
         status: moved.map(|s| s.as_str().to_string()),
         meaning,
@@ -172,8 +185,7 @@ pub async fn apply_partner_event(
         detail: reason,
     };
     let notices = notices_for(invoice, &event);
-    state
-        .store
+    store
         .append_invoice_events(
             &invoice.tenant_id,
             &invoice.id,
@@ -181,8 +193,7 @@ pub async fn apply_partner_event(
             &[event],
             &notices,
         )
-        .await?;
-    Ok(())
+        .await
 }
 
 /// Close an invoice whose workflow has ended: status `archived`, the evidence package final,

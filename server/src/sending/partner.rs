@@ -10,12 +10,14 @@ use std::sync::Mutex;
 use super::timeline::Response;
 use crate::store::{self, InvoiceRecord};
 
-/// What the partner reported for one submission: its transmission id and the response
-/// events known so far, in order.
+/// What the partner reported for one submission: its transmission id, the response
+/// events known so far, in order, and those it will report later (the sandbox's simulated
+/// buyer; a real partner reports later events by callback).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Submitted {
     pub transmission_id: String,
     pub responses: Vec<(Response, Option<String>)>,
+    pub later: Vec<(Response, Option<String>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,50 +78,60 @@ impl DeliveryPartner for SandboxPartner {
                 .clone()
         };
         let scenario = invoice.scenario.as_deref().unwrap_or("accepted");
+        // The network answers at once (MLS); the buyer's Invoice Response comes later.
         let ab = (Response::Mls("AB"), None);
-        let responses = match scenario {
-            "rejected" => vec![
-                ab,
-                (
+        let (responses, later) = match scenario {
+            "rejected" => (
+                vec![ab],
+                vec![(
                     Response::Invoice("RE"),
                     Some("sandbox: the buyer does not recognise the order reference".to_string()),
-                ),
-            ],
-            "under_query" => vec![
-                ab,
-                (
+                )],
+            ),
+            "under_query" => (
+                vec![ab],
+                vec![(
                     Response::Invoice("UQ"),
                     Some("sandbox: please confirm the delivery date".to_string()),
-                ),
-            ],
-            "conditionally_accepted" => vec![
-                ab,
-                (
+                )],
+            ),
+            "conditionally_accepted" => (
+                vec![ab],
+                vec![(
                     Response::Invoice("CA"),
                     Some("sandbox: accepted if the discount is applied".to_string()),
-                ),
-            ],
-            "transport_rejection" => vec![(
-                Response::Mls("RE"),
-                Some(
-                    "BV: sandbox business rule violation at the receiving access point".to_string(),
-                ),
-            )],
-            "delivery_failure" => vec![(
-                Response::Mls("RE"),
-                Some("FD: sandbox receiver endpoint unreachable".to_string()),
-            )],
-            "no_response" => vec![ab],
-            _ => vec![
-                ab,
-                (Response::Mls("AP"), None),
-                (Response::Invoice("AB"), None),
-                (Response::Invoice("AP"), None),
-            ],
+                )],
+            ),
+            "transport_rejection" => (
+                vec![(
+                    Response::Mls("RE"),
+                    Some(
+                        "BV: sandbox business rule violation at the receiving access point"
+                            .to_string(),
+                    ),
+                )],
+                Vec::new(),
+            ),
+            "delivery_failure" => (
+                vec![(
+                    Response::Mls("RE"),
+                    Some("FD: sandbox receiver endpoint unreachable".to_string()),
+                )],
+                Vec::new(),
+            ),
+            "no_response" => (vec![ab], Vec::new()),
+            _ => (
+                vec![ab, (Response::Mls("AP"), None)],
+                vec![
+                    (Response::Invoice("AB"), None),
+                    (Response::Invoice("AP"), None),
+                ],
+            ),
         };
         Ok(Submitted {
             transmission_id,
             responses,
+            later,
         })
     }
 }
@@ -164,6 +176,19 @@ const MLS_CODES: [&str; 3] = ["AB", "AP", "RE"];
 const IR_CODES: [&str; 7] = ["AB", "IP", "UQ", "CA", "RE", "AP", "PD"];
 
 impl PartnerEventBody {
+    /// The body that reports `response` (for storing events to apply later).
+    pub fn of(response: Response, reason: Option<String>) -> PartnerEventBody {
+        let (kind, code) = match response {
+            Response::Mls(c) => ("MLS", c),
+            Response::Invoice(c) => ("IR", c),
+        };
+        PartnerEventBody {
+            kind: kind.to_string(),
+            code: code.to_string(),
+            reason,
+        }
+    }
+
     /// The response it reports; None for an unknown kind or code.
     pub fn response(&self) -> Option<Response> {
         let code = self.code.trim().to_ascii_uppercase();
@@ -240,6 +265,8 @@ impl DeliveryPartner for HttpPartner<'_> {
                 .iter()
                 .filter_map(|e| e.response().map(|r| (r, e.reason.clone())))
                 .collect(),
+            // Its later events arrive as callbacks.
+            later: Vec::new(),
         })
     }
 }

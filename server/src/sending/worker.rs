@@ -10,10 +10,14 @@ use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
 
-use super::partner::{HttpPartner, HttpSettings, Partner, PartnerError, SandboxPartner};
+use super::partner::{
+    HttpPartner, HttpSettings, Partner, PartnerError, PartnerEventBody, SandboxPartner,
+};
 use super::states::Status;
 use super::timeline;
-use crate::store::{ConnectionRecord, InvoiceRecord, NewEvent, Notice, Store, StoreError};
+use crate::store::{
+    ConnectionRecord, InvoiceRecord, NewEvent, Notice, ScheduledEvent, Store, StoreError,
+};
 
 /// Delays before the 2nd, 3rd ... attempt; after the last, the invoice fails.
 const RETRY_DELAYS_SECS: &[i64] = &[5, 30, 120, 600, 1800, 3600];
@@ -25,6 +29,9 @@ pub struct Worker {
     sandbox: SandboxPartner,
     http: reqwest::Client,
     response_timeout_secs: i64,
+    /// How long after delivery the sandbox partner's later events (the simulated buyer's
+    /// Invoice Response) are reported.
+    later_after_ms: i64,
 }
 
 fn at(offset_secs: i64) -> String {
@@ -33,7 +40,8 @@ fn at(offset_secs: i64) -> String {
 }
 
 impl Worker {
-    pub fn new(store: Store, response_timeout_secs: u64) -> Worker {
+    pub fn new(store: Store, config: &super::config::SendingConfig) -> Worker {
+        let response_timeout_secs = config.response_timeout_secs;
         // A partner that does not answer within 30 s is retried later; the idempotency key
         // makes the retry safe.
         let http = reqwest::Client::builder()
@@ -46,6 +54,7 @@ impl Worker {
             sandbox: SandboxPartner::default(),
             http,
             response_timeout_secs: i64::try_from(response_timeout_secs).unwrap_or(i64::MAX / 2),
+            later_after_ms: i64::try_from(config.sandbox_response_delay_ms).unwrap_or(i64::MAX / 2),
         }
     }
 
@@ -162,6 +171,24 @@ impl Worker {
                     });
                 }
                 let notices = notices(&invoice, &events);
+                let due = (Utc::now() + chrono::Duration::milliseconds(self.later_after_ms))
+                    .to_rfc3339_opts(SecondsFormat::Micros, true);
+                let later: Vec<ScheduledEvent> = submitted
+                    .later
+                    .into_iter()
+                    .map(|(response, reason)| {
+                        let body = PartnerEventBody::of(response, reason);
+                        ScheduledEvent {
+                            invoice_id: invoice.id.clone(),
+                            seq: 0,
+                            due_at: due.clone(),
+                            source: partner.name().to_string(),
+                            kind: body.kind,
+                            code: body.code,
+                            reason: body.reason,
+                        }
+                    })
+                    .collect();
                 self.store
                     .record_delivery(
                         &invoice.tenant_id,
@@ -172,6 +199,7 @@ impl Worker {
                         None,
                         &at(0),
                         &notices,
+                        &later,
                     )
                     .await
             }
@@ -195,6 +223,7 @@ impl Worker {
                                 &events,
                                 Some((&at(*delay), &why)),
                                 &at(0),
+                                &[],
                                 &[],
                             )
                             .await
@@ -239,8 +268,35 @@ impl Worker {
                 None,
                 &at(0),
                 &notices,
+                &[],
             )
             .await
+    }
+
+    /// Apply the partner events that have come due (the sandbox's simulated buyer); how
+    /// many. Each is claimed under a lease and removed once applied; applying one twice
+    /// (after a crash) changes nothing, as with a repeated callback.
+    pub async fn apply_due_events(&self) -> Result<usize, StoreError> {
+        let due = self
+            .store
+            .claim_due_partner_events(&at(0), &at(LEASE_SECS), 100)
+            .await?;
+        for e in &due {
+            let body = PartnerEventBody {
+                kind: e.kind.clone(),
+                code: e.code.clone(),
+                reason: e.reason.clone(),
+            };
+            if let (Some(response), Some(invoice)) = (
+                body.response(),
+                self.store.invoice_by_id(&e.invoice_id).await?,
+            ) {
+                super::apply_response(&self.store, &invoice, response, body.reason, &e.source)
+                    .await?;
+            }
+            self.store.drop_partner_event(&e.invoice_id, e.seq).await?;
+        }
+        Ok(due.len())
     }
 }
 
@@ -271,6 +327,9 @@ pub async fn run(worker: Weak<Worker>, every: Duration, wake: std::sync::Arc<tok
         let Some(w) = worker.upgrade() else { return };
         if let Err(e) = w.drain().await {
             tracing::warn!(error = %e, "the delivery worker could not drain the outbox; retrying");
+        }
+        if let Err(e) = w.apply_due_events().await {
+            tracing::warn!(error = %e, "the delivery worker could not apply due partner events");
         }
         if let Err(e) = w.sweep_timeouts().await {
             tracing::warn!(error = %e, "the delivery worker could not report response timeouts");

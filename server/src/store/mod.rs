@@ -19,7 +19,7 @@ pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent, Notice,
-    GENESIS_HASH,
+    ScheduledEvent, GENESIS_HASH,
 };
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;

@@ -631,6 +631,7 @@ impl Store {
         retry_at: Option<(&str, &str)>,
         now: &str,
         notices: &[Notice],
+        later: &[ScheduledEvent],
     ) -> Result<(), StoreError> {
         let mut tx = self.pool().begin().await?;
         sqlx::query(
@@ -666,6 +667,21 @@ impl Store {
                 .await?;
             }
         }
+        for (seq, e) in later.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO partner_events_due (invoice_id, seq, due_at, source, kind, code, reason) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(invoice_id)
+            .bind(seq as i64)
+            .bind(&e.due_at)
+            .bind(&e.source)
+            .bind(&e.kind)
+            .bind(&e.code)
+            .bind(e.reason.as_deref())
+            .execute(&mut *tx)
+            .await?;
+        }
         queue_notices(&mut tx, tenant_id, invoice_id, notices).await?;
         tx.commit().await?;
         if !notices.is_empty() {
@@ -673,6 +689,77 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Claim up to `limit` scheduled partner events due at `now` until `lease`: events
+    /// claimed by a crashed worker come back when their lease ends.
+    pub async fn claim_due_partner_events(
+        &self,
+        now: &str,
+        lease: &str,
+        limit: i64,
+    ) -> Result<Vec<ScheduledEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT invoice_id, seq, due_at, source, kind, code, reason FROM partner_events_due \
+             WHERE due_at <= $1 AND (claimed_until IS NULL OR claimed_until < $1) \
+             ORDER BY due_at, invoice_id, seq LIMIT $2",
+        )
+        .bind(now)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        let mut claimed = Vec::new();
+        for row in rows {
+            let e = ScheduledEvent {
+                invoice_id: text(&row, "invoice_id")?,
+                seq: row.try_get::<i64, _>("seq")?,
+                due_at: text(&row, "due_at")?,
+                source: text(&row, "source")?,
+                kind: text(&row, "kind")?,
+                code: text(&row, "code")?,
+                reason: opt_text(&row, "reason")?,
+            };
+            // Only one worker wins a row: the update sees the claim of a concurrent one.
+            let won = sqlx::query(
+                "UPDATE partner_events_due SET claimed_until = $1 WHERE invoice_id = $2 \
+                 AND seq = $3 AND (claimed_until IS NULL OR claimed_until < $4)",
+            )
+            .bind(lease)
+            .bind(&e.invoice_id)
+            .bind(e.seq)
+            .bind(now)
+            .execute(self.pool())
+            .await?
+            .rows_affected()
+                == 1;
+            if won {
+                claimed.push(e);
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// Remove a scheduled partner event once applied.
+    pub async fn drop_partner_event(&self, invoice_id: &str, seq: i64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM partner_events_due WHERE invoice_id = $1 AND seq = $2")
+            .bind(invoice_id)
+            .bind(seq)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+/// A response event a partner will report later (see migration 0007).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledEvent {
+    /// Set when read back; ignored when recording a delivery.
+    pub invoice_id: String,
+    pub seq: i64,
+    pub due_at: String,
+    pub source: String,
+    pub kind: String,
+    pub code: String,
+    pub reason: Option<String>,
 }
 
 /// Append events after the invoice's last one, continuing the hash chain.

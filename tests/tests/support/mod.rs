@@ -54,6 +54,11 @@ pub fn config(dir: &Path) -> Config {
         rulepacks: repo().join("rulepacks"),
         watch_rulepacks: false,
         bootstrap_key: Some(BOOTSTRAP.to_string()),
+        // The simulated buyer answers quickly in tests; one test waits longer on purpose.
+        sending: invex_server::sending::config::SendingConfig {
+            sandbox_response_delay_ms: 100,
+            ..Default::default()
+        },
         ..Config::default()
     }
 }
