@@ -5,12 +5,10 @@ use std::io::Write;
 
 use crate::store::ConversionRecord;
 
-/// A file name safe on every system, from the invoice number (or the conversion id).
-fn file_name(record: &ConversionRecord, taken: &mut HashSet<String>) -> String {
-    let base: String = record
-        .document_id
-        .as_deref()
-        .unwrap_or(&record.id)
+/// `raw` (an invoice number) as a file name stem safe on every system; `fallback` when
+/// nothing is left.
+pub fn file_stem(raw: &str, fallback: &str) -> String {
+    let stem: String = raw
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
@@ -20,11 +18,19 @@ fn file_name(record: &ConversionRecord, taken: &mut HashSet<String>) -> String {
             }
         })
         .collect();
-    let base = if base.is_empty() {
-        record.id.clone()
+    if stem.is_empty() {
+        fallback.to_string()
     } else {
-        base
-    };
+        stem
+    }
+}
+
+/// A file name from the invoice number (or the conversion id), unique in the archive.
+fn file_name(record: &ConversionRecord, taken: &mut HashSet<String>) -> String {
+    let base = file_stem(
+        record.document_id.as_deref().unwrap_or(&record.id),
+        &record.id,
+    );
     let mut name = format!("{base}.xml");
     let mut n = 2;
     while !taken.insert(name.clone()) {

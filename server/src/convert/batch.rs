@@ -117,18 +117,6 @@ struct ReviewFile<'a> {
     fields: Vec<FieldView>,
 }
 
-fn safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// A path in `dir` that does not exist yet: `base.ext`, `base-2.ext`, …
 fn free_path(dir: &Path, base: &str, ext: &str) -> PathBuf {
     let mut path = dir.join(format!("{base}.{ext}"));
@@ -168,11 +156,8 @@ fn write_one(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let base = safe(
-        invoice
-            .as_deref()
-            .unwrap_or(&format!("{stem}-{}", index + 1)),
-    );
+    let fallback = format!("{stem}-{}", index + 1);
+    let base = super::archive::file_stem(invoice.as_deref().unwrap_or(&fallback), &fallback);
     let held = !evaluation.reasons.is_empty();
     let status = if held { "needs_review" } else { "ready" };
     let output = if held {

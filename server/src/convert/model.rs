@@ -208,11 +208,33 @@ pub enum FieldError {
     BadValue { path: String, reason: String },
 }
 
-/// How a field's value is typed, so corrections parse text the same way everywhere.
-enum Slot<'a> {
+/// Typed write access to one draft field: corrections and extractors store values
+/// through the same path tables.
+pub enum Slot<'a> {
     Text(&'a mut Text),
     Amount(&'a mut Amount),
     Date(&'a mut Date),
+}
+
+impl Slot<'_> {
+    /// Lower the confidence of a present value (never raises it).
+    pub fn cap(self, confidence: f32) {
+        let c = |x: &mut f32| *x = x.min(confidence);
+        match self {
+            Slot::Text(Some(f)) => c(&mut f.confidence),
+            Slot::Amount(Some(f)) => c(&mut f.confidence),
+            Slot::Date(Some(f)) => c(&mut f.confidence),
+            _ => {}
+        }
+    }
+
+    pub fn is_set(&self) -> bool {
+        match self {
+            Slot::Text(f) => f.is_some(),
+            Slot::Amount(f) => f.is_some(),
+            Slot::Date(f) => f.is_some(),
+        }
+    }
 }
 
 const PARTY_FIELDS: [(&str, &str, &str); 10] = [
@@ -269,7 +291,8 @@ const HEADER_FIELDS: [(&str, &str); 18] = [
 ];
 
 impl Party {
-    fn slot(&mut self, suffix: &str) -> Option<Slot<'_>> {
+    /// The field named by a party path suffix (`name`, `address.city`, …).
+    pub fn slot(&mut self, suffix: &str) -> Option<Slot<'_>> {
         Some(Slot::Text(match suffix {
             "name" => &mut self.name,
             "ico" => &mut self.ico,
@@ -287,7 +310,8 @@ impl Party {
 }
 
 impl Line {
-    fn slot(&mut self, suffix: &str) -> Option<Slot<'_>> {
+    /// The field named by a line path suffix (`quantity` for `lines[0].quantity`).
+    pub fn slot(&mut self, suffix: &str) -> Option<Slot<'_>> {
         Some(match suffix {
             "id" => Slot::Text(&mut self.id),
             "name" => Slot::Text(&mut self.name),
@@ -334,6 +358,18 @@ fn view<T: ToString>(out: &mut Vec<FieldView>, path: String, term: &str, field: 
 }
 
 impl Draft {
+    /// The field of an invoice-level path, parties included (`number`, `seller.vat_id`);
+    /// indexed paths (`lines[0].…`) are reached through [`Line::slot`].
+    pub fn slot(&mut self, path: &str) -> Option<Slot<'_>> {
+        if let Some(suffix) = path.strip_prefix("seller.") {
+            return self.seller.slot(suffix);
+        }
+        if let Some(suffix) = path.strip_prefix("buyer.") {
+            return self.buyer.slot(suffix);
+        }
+        self.header_slot(path)
+    }
+
     fn header_slot(&mut self, path: &str) -> Option<Slot<'_>> {
         Some(match path {
             "number" => Slot::Text(&mut self.number),

@@ -27,24 +27,11 @@ pub struct Artifact {
     pub content_base64: String,
 }
 
-/// A file name from the invoice number (or id), safe on every system.
 fn base_name(invoice: &InvoiceRecord) -> String {
-    let raw = invoice.document_id.as_deref().unwrap_or(&invoice.id);
-    let safe: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if safe.is_empty() {
-        invoice.id.clone()
-    } else {
-        safe
-    }
+    crate::convert::archive::file_stem(
+        invoice.document_id.as_deref().unwrap_or(&invoice.id),
+        &invoice.id,
+    )
 }
 
 /// The bytes, media type and file name of one artifact.

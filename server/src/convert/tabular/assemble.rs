@@ -281,7 +281,7 @@ fn invoice_field(
                     ),
                     Severity::Error,
                 ));
-                if let Some(slot) = fields::header_slot(draft, path) {
+                if let Some(slot) = draft.slot(path) {
                     slot.cap(CONTRADICTED);
                 }
             }
@@ -290,8 +290,9 @@ fn invoice_field(
         note_reading(issues, &reading, row.number, col, path, ctx);
         if let Value::Kind(k) = reading.value {
             draft.kind = k;
-        } else if let Some(slot) = fields::header_slot(draft, path) {
-            slot.put(
+        } else if let Some(slot) = draft.slot(path) {
+            fields::put(
+                slot,
                 reading.value.clone(),
                 reading.confidence,
                 ctx.source(row.number, col),
@@ -344,8 +345,9 @@ fn line(row: &Row, index: usize, issues: &mut Vec<CellIssue>, ctx: &Context) -> 
         match read(cell, kind, ctx.mapping) {
             Ok(reading) => {
                 note_reading(issues, &reading, row.number, col, &field(suffix), ctx);
-                if let Some(slot) = fields::line_slot(&mut line, suffix) {
-                    slot.put(
+                if let Some(slot) = line.slot(suffix) {
+                    fields::put(
+                        slot,
                         reading.value,
                         reading.confidence,
                         ctx.source(row.number, col),
@@ -373,7 +375,8 @@ fn put_default(slot: Option<Slot>, path: &str, default: &DefaultValue, ctx: &Con
         _ => Cell::Text(default.value()),
     };
     if let Ok(r) = read(&cell, fields::kind_of(path), ctx.mapping) {
-        slot.put(
+        fields::put(
+            slot,
             r.value,
             default.confidence().min(r.confidence),
             ctx.default_source(path),
@@ -391,7 +394,7 @@ fn complete_line(
 ) {
     for (suffix, default) in ctx.mapping.line_defaults() {
         let path = format!("{LINE_PREFIX}{suffix}");
-        put_default(fields::line_slot(line, suffix), &path, default, ctx);
+        put_default(line.slot(suffix), &path, default, ctx);
     }
     if line.unit.is_none() {
         let (unit, confidence) = DEFAULT_UNIT;
@@ -516,7 +519,7 @@ fn complete_invoice(draft: &mut Draft, kind_read: bool, ctx: &Context) {
             }
             continue;
         }
-        put_default(fields::header_slot(draft, path), path, default, ctx);
+        put_default(draft.slot(path), path, default, ctx);
     }
     if draft.currency.is_none() {
         let (currency, confidence) = DEFAULT_CURRENCY;

@@ -2,7 +2,7 @@
 //! `kind`), what type each holds, and typed write access to the draft.
 
 use super::codes::TextKind;
-use crate::convert::model::{Amount, Date, DocumentKind, Draft, Field, Line, Party, Source, Text};
+use crate::convert::model::{DocumentKind, Draft, Field, Source};
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
@@ -99,105 +99,17 @@ impl std::fmt::Display for Value {
     }
 }
 
-/// Mutable access to one draft field, typed.
-pub enum Slot<'a> {
-    Text(&'a mut Text),
-    Amount(&'a mut Amount),
-    Date(&'a mut Date),
-}
+pub use crate::convert::model::Slot;
 
-impl Slot<'_> {
-    /// Store a value; a value of another type than the slot's is ignored (paths and
-    /// value types come from the same table, so that does not happen).
-    pub fn put(self, value: Value, confidence: f32, source: Source) {
-        match (self, value) {
-            (Slot::Text(f), Value::Text(v)) => *f = Some(Field::new(v, confidence, source)),
-            (Slot::Amount(f), Value::Amount(v)) => *f = Some(Field::new(v, confidence, source)),
-            (Slot::Date(f), Value::Date(v)) => *f = Some(Field::new(v, confidence, source)),
-            _ => {}
-        }
+/// Store a value in a slot; a value of another type than the slot's is ignored (paths and
+/// value types come from the same table, so that does not happen).
+pub fn put(slot: Slot<'_>, value: Value, confidence: f32, source: Source) {
+    match (slot, value) {
+        (Slot::Text(f), Value::Text(v)) => *f = Some(Field::new(v, confidence, source)),
+        (Slot::Amount(f), Value::Amount(v)) => *f = Some(Field::new(v, confidence, source)),
+        (Slot::Date(f), Value::Date(v)) => *f = Some(Field::new(v, confidence, source)),
+        _ => {}
     }
-
-    /// Lower the confidence of a present value (never raises it).
-    pub fn cap(self, confidence: f32) {
-        let c = |x: &mut f32| *x = x.min(confidence);
-        match self {
-            Slot::Text(Some(f)) => c(&mut f.confidence),
-            Slot::Amount(Some(f)) => c(&mut f.confidence),
-            Slot::Date(Some(f)) => c(&mut f.confidence),
-            _ => {}
-        }
-    }
-
-    pub fn is_set(&self) -> bool {
-        match self {
-            Slot::Text(f) => f.is_some(),
-            Slot::Amount(f) => f.is_some(),
-            Slot::Date(f) => f.is_some(),
-        }
-    }
-}
-
-fn party_slot<'a>(p: &'a mut Party, suffix: &str) -> Option<Slot<'a>> {
-    Some(Slot::Text(match suffix {
-        "name" => &mut p.name,
-        "ico" => &mut p.ico,
-        "dic" => &mut p.dic,
-        "vat_id" => &mut p.vat_id,
-        "endpoint" => &mut p.endpoint,
-        "address.street" => &mut p.address.street,
-        "address.city" => &mut p.address.city,
-        "address.postcode" => &mut p.address.postcode,
-        "address.country" => &mut p.address.country,
-        "email" => &mut p.email,
-        _ => return None,
-    }))
-}
-
-/// The slot of an invoice-level path (not `lines.*`, not `kind`).
-pub fn header_slot<'a>(d: &'a mut Draft, path: &str) -> Option<Slot<'a>> {
-    if let Some(suffix) = path.strip_prefix("seller.") {
-        return party_slot(&mut d.seller, suffix);
-    }
-    if let Some(suffix) = path.strip_prefix("buyer.") {
-        return party_slot(&mut d.buyer, suffix);
-    }
-    Some(match path {
-        "number" => Slot::Text(&mut d.number),
-        "issue_date" => Slot::Date(&mut d.issue_date),
-        "due_date" => Slot::Date(&mut d.due_date),
-        "tax_point_date" => Slot::Date(&mut d.tax_point_date),
-        "currency" => Slot::Text(&mut d.currency),
-        "buyer_reference" => Slot::Text(&mut d.buyer_reference),
-        "order_reference" => Slot::Text(&mut d.order_reference),
-        "preceding_invoice" => Slot::Text(&mut d.preceding_invoice),
-        "note" => Slot::Text(&mut d.note),
-        "payment.means_code" => Slot::Text(&mut d.payment.means_code),
-        "payment.iban" => Slot::Text(&mut d.payment.iban),
-        "payment.bic" => Slot::Text(&mut d.payment.bic),
-        "payment.reference" => Slot::Text(&mut d.payment.reference),
-        "totals.line_total" => Slot::Amount(&mut d.totals.line_total),
-        "totals.tax_exclusive" => Slot::Amount(&mut d.totals.tax_exclusive),
-        "totals.tax" => Slot::Amount(&mut d.totals.tax),
-        "totals.tax_inclusive" => Slot::Amount(&mut d.totals.tax_inclusive),
-        "totals.payable" => Slot::Amount(&mut d.totals.payable),
-        _ => return None,
-    })
-}
-
-/// The slot of a line field by its suffix (`quantity` for `lines.quantity`).
-pub fn line_slot<'a>(l: &'a mut Line, suffix: &str) -> Option<Slot<'a>> {
-    Some(match suffix {
-        "id" => Slot::Text(&mut l.id),
-        "name" => Slot::Text(&mut l.name),
-        "quantity" => Slot::Amount(&mut l.quantity),
-        "unit" => Slot::Text(&mut l.unit),
-        "unit_price" => Slot::Amount(&mut l.unit_price),
-        "net_amount" => Slot::Amount(&mut l.net_amount),
-        "vat_category" => Slot::Text(&mut l.vat_category),
-        "vat_rate" => Slot::Amount(&mut l.vat_rate),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
@@ -242,12 +154,12 @@ mod tests {
             ] {
                 let p = format!("{role}.{s}");
                 assert!(business_term(&p).is_ok(), "{p}");
-                assert!(matches!(header_slot(&mut d, &p), Some(Slot::Text(_))));
+                assert!(matches!(d.slot(&p), Some(Slot::Text(_))));
             }
         }
         for p in headers {
             assert!(business_term(p).is_ok(), "{p}");
-            let slot = header_slot(&mut d, p);
+            let slot = d.slot(p);
             match kind_of(p) {
                 FieldKind::Text(_) => assert!(matches!(slot, Some(Slot::Text(_))), "{p}"),
                 FieldKind::Amount => assert!(matches!(slot, Some(Slot::Amount(_))), "{p}"),
@@ -255,7 +167,7 @@ mod tests {
                 other => panic!("{p}: {other:?}"),
             }
         }
-        let mut l = Line::default();
+        let mut l = crate::convert::model::Line::default();
         for s in [
             "id",
             "name",
@@ -268,7 +180,7 @@ mod tests {
         ] {
             let p = format!("lines.{s}");
             assert!(business_term(&p).is_ok(), "{p}");
-            let slot = line_slot(&mut l, s);
+            let slot = l.slot(s);
             match kind_of(&p) {
                 FieldKind::Text(_) => assert!(matches!(slot, Some(Slot::Text(_))), "{p}"),
                 FieldKind::Amount | FieldKind::Rate => {
