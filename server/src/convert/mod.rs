@@ -14,3 +14,6 @@ pub mod pdf;
 pub mod review;
 pub mod tabular;
 pub mod ubl;
+
+#[cfg(test)]
+mod roundtrip;

@@ -592,3 +592,90 @@ fn merged_quantity_and_unit_titles_split_into_columns() {
     assert_eq!(method(&d.lines[0].quantity), "table column \"Unit\"");
     assert_eq!(v(&d.lines[0].net_amount), dec("10.00"));
 }
+
+/// Layout 3: seller and buyer side by side whose lines do not share baselines (the
+/// columns use different line spacing), names that begin with a label word, a wrapped
+/// electronic address, and a VAT recap with the totals beside it on the same baselines.
+#[test]
+fn side_by_side_parties_on_different_baselines_and_a_recap_beside_the_totals() {
+    let pdf = build(
+        &[text_page(vec![
+            u(40.0, 800.0, "Faktúra / Invoice 2027-77").size(14.0),
+            t(40.0, 780.0, "Invoice number: 2027-77"),
+            t(40.0, 766.0, "Issue date: 2027-03-01"),
+            u(40.0, 740.0, "Dodávateľ / Seller"),
+            u(320.0, 740.0, "Odberateľ / Buyer"),
+            // Seller lines every 12 points, buyer lines every 15: some merge into one
+            // baseline, others interleave.
+            u(40.0, 726.0, "Dodávateľ Servis s.r.o."),
+            u(40.0, 714.0, "Hlavná 1"),
+            u(40.0, 702.0, "01001 Žilina"),
+            u(40.0, 690.0, "IČO: 31322832"),
+            u(40.0, 678.0, "IČ DPH: SK2022749619"),
+            u(40.0, 666.0, "Endpoint:"),
+            t(40.0, 654.0, "0245:2022749619"),
+            t(320.0, 726.0, "Buyer Holding a.s."),
+            u(320.0, 711.0, "Mlynská 5"),
+            u(320.0, 696.0, "040 01 Košice"),
+            t(320.0, 681.0, "VAT ID: SK2020317068"),
+            t(320.0, 666.0, "Country: SK"),
+            t(320.0, 651.0, "Endpoint: 0245:2020317068"),
+            t(40.0, 600.0, "Description"),
+            t(250.0, 600.0, "Qty"),
+            t(330.0, 600.0, "Unit price"),
+            t(400.0, 600.0, "VAT %"),
+            t(480.0, 600.0, "Amount"),
+            t(40.0, 586.0, "Consulting"),
+            r(266.0, 586.0, "2"),
+            r(370.0, 586.0, "50.00"),
+            r(430.0, 586.0, "20"),
+            r(520.0, 586.0, "100.00"),
+            t(40.0, 560.0, "VAT breakdown"),
+            t(330.0, 560.0, "Line total:"),
+            r(540.0, 560.0, "100.00"),
+            t(40.0, 546.0, "Rate"),
+            t(90.0, 546.0, "Taxable amount"),
+            t(190.0, 546.0, "VAT amount"),
+            t(330.0, 546.0, "Total without VAT:"),
+            r(540.0, 546.0, "100.00"),
+            r(70.0, 532.0, "20 %"),
+            r(160.0, 532.0, "100.00"),
+            r(240.0, 532.0, "20.00"),
+            t(330.0, 532.0, "VAT total:"),
+            r(540.0, 532.0, "20.00"),
+            t(330.0, 518.0, "Amount payable:"),
+            r(540.0, 518.0, "120.00 EUR"),
+        ])],
+        &[],
+    );
+    let x = extract(&pdf).unwrap();
+    let inv = only(&x);
+    let d = &inv.draft;
+    let ctx = format!("{}\n{:#?}", x.text, inv.cross_checks);
+    assert_eq!(v(&d.seller.name), "Dodávateľ Servis s.r.o.", "{ctx}");
+    assert_eq!(v(&d.seller.address.street), "Hlavná 1");
+    assert_eq!(v(&d.seller.address.postcode), "01001");
+    assert_eq!(v(&d.seller.address.city), "Žilina");
+    assert_eq!(v(&d.seller.ico), "31322832");
+    assert_eq!(v(&d.seller.vat_id), "SK2022749619", "{ctx}");
+    assert_eq!(v(&d.seller.endpoint), "0245:2022749619", "{ctx}");
+    assert_eq!(v(&d.buyer.name), "Buyer Holding a.s.", "{ctx}");
+    assert_eq!(v(&d.buyer.address.street), "Mlynská 5");
+    assert_eq!(v(&d.buyer.address.postcode), "040 01");
+    assert_eq!(v(&d.buyer.address.city), "Košice");
+    assert_eq!(v(&d.buyer.address.country), "SK");
+    assert_eq!(v(&d.buyer.vat_id), "SK2020317068", "{ctx}");
+    assert_eq!(v(&d.buyer.endpoint), "0245:2020317068");
+    assert_eq!(d.buyer.ico, None);
+    assert_eq!(d.lines.len(), 1, "{ctx}");
+    assert_eq!(v(&d.lines[0].net_amount), dec("100.00"));
+    assert_eq!(d.vat_breakdown.len(), 1, "{ctx}");
+    assert_eq!(v(&d.vat_breakdown[0].rate), dec("20"));
+    assert_eq!(v(&d.vat_breakdown[0].taxable), dec("100.00"));
+    assert_eq!(v(&d.vat_breakdown[0].tax), dec("20.00"));
+    assert_eq!(v(&d.totals.line_total), dec("100.00"));
+    assert_eq!(v(&d.totals.tax_exclusive), dec("100.00"));
+    assert_eq!(v(&d.totals.tax), dec("20.00"));
+    assert_eq!(v(&d.totals.payable), dec("120.00"));
+    assert!(inv.cross_checks.iter().all(|c| c.passed), "{ctx}");
+}

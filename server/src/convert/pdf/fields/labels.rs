@@ -11,6 +11,8 @@ pub(super) enum Key {
     IssueDate,
     DueDate,
     TaxPointDate,
+    /// Delivery date (BT-72): the tax point date when none is printed apart.
+    DeliveryDate,
     Currency,
     Seller,
     Buyer,
@@ -32,6 +34,12 @@ pub(super) enum Key {
     /// `Spolu`, `Total`, `Celkom` alone: a total of some kind, weaker evidence.
     Total,
     Email,
+    /// Electronic address (BT-34 / BT-49), printed as `scheme:value`.
+    Endpoint,
+    /// The invoice a credit note corrects (BT-25).
+    Preceding,
+    /// Payment means code (BT-81), printed as `30 (credit transfer)`.
+    MeansCode,
     /// Other labels that end the value of a preceding one (phone, bank name, payment form).
     Other,
 }
@@ -74,18 +82,18 @@ const LABELS: &[(&str, Key)] = &[
     ("Fälligkeitsdatum", Key::DueDate),
     ("Fällig am", Key::DueDate),
     ("Zahlbar bis", Key::DueDate),
-    ("Dátum dodania", Key::TaxPointDate),
-    ("Datum dodání", Key::TaxPointDate),
-    ("Dátum dodania tovaru", Key::TaxPointDate),
+    ("Dátum dodania", Key::DeliveryDate),
+    ("Datum dodání", Key::DeliveryDate),
+    ("Dátum dodania tovaru", Key::DeliveryDate),
     ("Dátum uskutočnenia zdaniteľného plnenia", Key::TaxPointDate),
     ("Dátum zdaniteľného plnenia", Key::TaxPointDate),
     ("Datum zdanitelného plnění", Key::TaxPointDate),
     ("DUZP", Key::TaxPointDate),
     ("Tax point date", Key::TaxPointDate),
-    ("Delivery date", Key::TaxPointDate),
-    ("Date of supply", Key::TaxPointDate),
-    ("Lieferdatum", Key::TaxPointDate),
-    ("Leistungsdatum", Key::TaxPointDate),
+    ("Delivery date", Key::DeliveryDate),
+    ("Date of supply", Key::DeliveryDate),
+    ("Lieferdatum", Key::DeliveryDate),
+    ("Leistungsdatum", Key::DeliveryDate),
     ("Mena", Key::Currency),
     ("Měna", Key::Currency),
     ("Currency", Key::Currency),
@@ -145,6 +153,12 @@ const LABELS: &[(&str, Key)] = &[
     ("PO number", Key::OrderRef),
     ("Bestellnummer", Key::OrderRef),
     ("Your reference", Key::BuyerRef),
+    ("Referencia odberateľa", Key::BuyerRef),
+    ("Pôvodná faktúra", Key::Preceding),
+    ("Opravovaná faktúra", Key::Preceding),
+    ("Preceding invoice", Key::Preceding),
+    ("Original invoice", Key::Preceding),
+    ("Corrected invoice", Key::Preceding),
     ("Buyer reference", Key::BuyerRef),
     ("Spolu bez DPH", Key::NetTotal),
     ("Celkom bez DPH", Key::NetTotal),
@@ -182,8 +196,10 @@ const LABELS: &[(&str, Key)] = &[
     ("Trading name", Key::Other),
     ("Identifikátor", Key::Other),
     ("Party ID", Key::Other),
-    ("Elektronická adresa", Key::Other),
-    ("Endpoint", Key::Other),
+    ("Elektronická adresa", Key::Endpoint),
+    ("Electronic address", Key::Endpoint),
+    ("Endpoint", Key::Endpoint),
+    ("Peppol ID", Key::Endpoint),
     ("Kontakt", Key::Other),
     ("Contact", Key::Other),
     ("Právne údaje", Key::Other),
@@ -216,8 +232,26 @@ const LABELS: &[(&str, Key)] = &[
     ("Banka", Key::Other),
     ("Bank", Key::Other),
     ("Forma úhrady", Key::Other),
-    ("Spôsob úhrady", Key::Other),
+    ("Spôsob úhrady", Key::MeansCode),
+    ("Payment means", Key::MeansCode),
     ("Payment method", Key::Other),
+    ("Platobné podmienky", Key::Other),
+    ("Payment terms", Key::Other),
+    ("Názov účtu", Key::Other),
+    ("Account name", Key::Other),
+    ("Account number", Key::Other),
+    ("Mena DPH", Key::Other),
+    ("VAT currency", Key::Other),
+    ("Druh dokladu", Key::Other),
+    ("Document type", Key::Other),
+    ("Zľavy", Key::Other),
+    ("Allowances", Key::Other),
+    ("Poplatky", Key::Other),
+    ("Charges", Key::Other),
+    ("Uhradené zálohy", Key::Other),
+    ("Prepaid amount", Key::Other),
+    ("Zaokrúhlenie", Key::Other),
+    ("Rounding", Key::Other),
     ("Číslo účtu", Key::Other),
     ("Konštantný symbol", Key::Other),
     ("Web", Key::Other),
@@ -301,6 +335,12 @@ impl Values<'_> {
     }
 
     pub(super) fn of(&self, h: &Hit) -> Option<Value> {
+        self.of_within(h, f32::INFINITY)
+    }
+
+    /// The value of `h`, taken only from text that starts left of `x_max`: in side-by-side
+    /// blocks the segment to the right of an empty label belongs to the other column.
+    pub(super) fn of_within(&self, h: &Hit, x_max: f32) -> Option<Value> {
         let line = &self.lines[h.line];
         let seg = &line.segments[h.seg];
         let len = seg.text.chars().count();
@@ -333,12 +373,12 @@ impl Values<'_> {
                         .chars()
                         .all(|c| c.is_whitespace() || "/|:".contains(c)) =>
                 {
-                    self.of(t)
+                    self.of_within(t, x_max)
                 }
                 _ => None,
             };
         }
-        if let Some(right) = line.segments.get(h.seg + 1) {
+        if let Some(right) = line.segments.get(h.seg + 1).filter(|r| r.x0 < x_max) {
             if !self.starts_with_hit(h.line, h.seg + 1) {
                 let text = trim_value(&right.text);
                 return (!text.is_empty()).then(|| Value {
@@ -347,7 +387,11 @@ impl Values<'_> {
                     below: false,
                 });
             }
-            return None;
+            // Another label stands right of this one: only a value that wrapped under
+            // the label can be this label's.
+            if !seg.text.trim_end().ends_with(':') {
+                return None;
+            }
         }
         // Under the label: the next line, close below, with a segment under the label.
         let below = h.line + 1;
@@ -373,4 +417,96 @@ impl Values<'_> {
             below: true,
         })
     }
+}
+
+/// Where a label hit ends once translations chained to it are skipped
+/// (`Dodávateľ / Seller`): the char position in its segment.
+pub(super) fn chain_end(hits: &[Hit], seg_text: &str, h: &Hit) -> usize {
+    let mut end = h.end;
+    while let Some(next) = hits.iter().find(|o| {
+        o.line == h.line && o.seg == h.seg && o.start >= end && {
+            let between: String = seg_text.chars().skip(end).take(o.start - end).collect();
+            between
+                .chars()
+                .all(|c| c.is_whitespace() || "/|:".contains(c))
+        }
+    }) {
+        end = next.end;
+    }
+    end
+}
+
+/// Whether `h` heads a block (`Odberateľ / Buyer`, `Supplier:`, `Dodávateľ: Alfa s.r.o.`)
+/// rather than being a word of a value: the label, its translations, then nothing or a
+/// colon. `Dodávateľ s.r.o.` and `Buyer Official Name` are names, not headings.
+pub(super) fn is_heading(lines: &[Line], hits: &[Hit], h: &Hit) -> bool {
+    if h.start > 1 {
+        return false;
+    }
+    let text = &lines[h.line].segments[h.seg].text;
+    let end = chain_end(hits, text, h);
+    let rest: String = text.chars().skip(end).collect();
+    let rest = rest.trim_start();
+    rest.is_empty() || rest.starts_with(':')
+}
+
+/// Titles of sections (`Platobné údaje / Payment`, `Rekapitulácia DPH / VAT breakdown`,
+/// `Položky / Lines (EUR)`): they end party blocks and item tables.
+const SECTIONS: &[&str] = &[
+    "doklad",
+    "document",
+    "referencie",
+    "references",
+    "platobne udaje",
+    "payment",
+    "payment details",
+    "bank details",
+    "bankove spojenie",
+    "poznamky",
+    "notes",
+    "polozky",
+    "lines",
+    "items",
+    "miesto dodania",
+    "delivery",
+    "dodacia adresa",
+    "delivery address",
+    "ship to",
+    "prijemca platby",
+    "payee",
+    "danovy zastupca",
+    "tax representative",
+    "rekapitulacia dph",
+    "vat breakdown",
+    "vat summary",
+    "vat recap",
+    "rozpis dph",
+    "zlavy a poplatky na doklade",
+    "document allowances and charges",
+    "allowances and charges",
+];
+
+/// Whether a segment is nothing but a section title, in one or more languages.
+pub(super) fn is_section(text: &str) -> bool {
+    let folded = super::super::text::fold_string(text);
+    let body = match folded.split_once('(') {
+        Some((head, tail)) if tail.trim_end().ends_with(')') => head,
+        _ => folded.as_str(),
+    };
+    let body = body.trim().trim_end_matches(':');
+    !body.is_empty() && body.split('/').all(|part| SECTIONS.contains(&part.trim()))
+}
+
+/// Whether a segment holds a page footer's numbering (`Strana 1 z 2 / Page 1 of 2`,
+/// `Seite 3 von 4`, `Page 3/4`): a page word, a number, `of`, a number.
+pub(super) fn is_page_number(text: &str) -> bool {
+    let folded = super::super::text::fold_string(text).replace('/', " / ");
+    let words: Vec<&str> = folded.split_whitespace().collect();
+    let number = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_digit());
+    words.windows(4).any(|w| {
+        ["page", "strana", "seite", "stranka"].contains(&w[0])
+            && number(w[1])
+            && ["of", "z", "zo", "von", "/"].contains(&w[2])
+            && number(w[3])
+    })
 }

@@ -51,6 +51,9 @@ struct Ctx<'a> {
     decimal: char,
     /// Lines inside tables (header and rows): their labels are column titles.
     blocked: HashSet<usize>,
+    /// Segments of a table that shares its lines with other text (the VAT recap beside
+    /// the totals): only these, not their lines, are out of bounds for labels.
+    blocked_segs: HashSet<(usize, usize)>,
 }
 
 impl Ctx<'_> {
@@ -64,7 +67,11 @@ impl Ctx<'_> {
         };
         self.hits
             .iter()
-            .filter(|h| h.key == key && !self.blocked.contains(&h.line))
+            .filter(|h| {
+                h.key == key
+                    && !self.blocked.contains(&h.line)
+                    && !self.blocked_segs.contains(&(h.line, h.seg))
+            })
             .filter_map(|h| finder.of(h).map(|v| (h.clone(), v)))
             .collect()
     }
@@ -153,6 +160,7 @@ fn invoice(lines: &[Line]) -> PdfInvoice {
         hits,
         decimal,
         blocked: HashSet::new(),
+        blocked_segs: HashSet::new(),
     };
     let mut draft = Draft::default();
     let mut notes = Vec::new();
@@ -161,7 +169,7 @@ fn invoice(lines: &[Line]) -> PdfInvoice {
     ctx.blocked
         .extend(items.iter().flat_map(|t| t.lines.iter().copied()));
     let recap = vat::find_recap(&ctx);
-    ctx.blocked.extend(recap.lines.iter().copied());
+    ctx.blocked_segs.extend(recap.segments.iter().copied());
 
     header(&ctx, &mut draft, &all_text);
     parties::fill(&ctx, &mut draft);
@@ -191,6 +199,7 @@ fn invoice(lines: &[Line]) -> PdfInvoice {
     if draft.vat_breakdown.is_empty() {
         notes.push("no VAT breakdown was found".into());
     }
+    vat::line_categories(&mut draft);
     vat::totals(&ctx, &mut draft);
     currency(&ctx, &mut draft, &all_text);
 
@@ -236,8 +245,14 @@ fn header(ctx: &Ctx, draft: &mut Draft, all_text: &str) {
     }
     draft.issue_date = ctx.first(Key::IssueDate, parse::date).map(|(f, _)| f);
     draft.due_date = ctx.first(Key::DueDate, parse::date).map(|(f, _)| f);
-    draft.tax_point_date = ctx.first(Key::TaxPointDate, parse::date).map(|(f, _)| f);
+    // A delivery date stands for the tax point date when that is not printed apart
+    // (Slovak `Dátum dodania` is the DUZP on most invoices).
+    draft.tax_point_date = ctx
+        .first(Key::TaxPointDate, parse::date)
+        .or_else(|| ctx.first(Key::DeliveryDate, parse::date))
+        .map(|(f, _)| f);
     draft.order_reference = ctx.first(Key::OrderRef, invoice_number).map(|(f, _)| f);
+    draft.preceding_invoice = ctx.first(Key::Preceding, invoice_number).map(|(f, _)| f);
     draft.buyer_reference = ctx
         .first(Key::BuyerRef, |s| {
             Some(s.trim().to_string()).filter(|s| !s.is_empty())
@@ -315,7 +330,14 @@ fn payment(ctx: &Ctx, draft: &mut Draft) {
         (token.chars().all(|c| c.is_ascii_digit()) && token.len() <= 10).then(|| token.to_string())
     };
     draft.payment.reference = ctx.first(Key::VarSymbol, symbol).map(|(f, _)| f);
-    if let Some(iban) = &draft.payment.iban {
+    // A printed UNCL 4461 code (`30 (credit transfer)`), else credit transfer for an IBAN.
+    let means = |s: &str| {
+        let token = s.split_whitespace().next()?;
+        let digits = token.len() <= 3 && token.chars().all(|c| c.is_ascii_digit());
+        (digits || token == "ZZZ").then(|| token.to_string())
+    };
+    draft.payment.means_code = ctx.first(Key::MeansCode, means).map(|(f, _)| f);
+    if let (None, Some(iban)) = (&draft.payment.means_code, &draft.payment.iban) {
         draft.payment.means_code = Some(Field::new(
             "30".to_string(),
             0.7_f32.min(iban.confidence),

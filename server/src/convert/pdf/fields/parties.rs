@@ -2,7 +2,8 @@
 //! with the label's left edge, so side-by-side blocks split by x position. Name first, then
 //! street, postcode + city and country; identifiers by their labels inside the block.
 
-use super::labels::{Hit, Key};
+use super::super::layout::Segment;
+use super::labels::{self, Hit, Key};
 use super::{parse, pdf_source, Ctx, PATTERN};
 use crate::convert::model::{Draft, Field, Party, Source};
 use regex::Regex;
@@ -28,45 +29,51 @@ struct Block {
     inline: Option<(usize, String)>,
     /// (line, segment) of the label.
     label: (usize, usize),
+    /// Right edge of the block's column: values right of it belong to the next column.
+    x_max: f32,
 }
 
-fn heading<'a>(ctx: &'a Ctx, key: Key) -> Option<&'a Hit> {
-    ctx.hits
-        .iter()
-        .find(|h| h.key == key && h.start <= 1 && !ctx.blocked.contains(&h.line))
+fn heading<'a>(ctx: &'a Ctx, keys: &[Key]) -> Option<&'a Hit> {
+    ctx.hits.iter().find(|h| {
+        keys.contains(&h.key)
+            && !ctx.blocked.contains(&h.line)
+            && labels::is_heading(ctx.lines, &ctx.hits, h)
+    })
 }
 
-fn block(ctx: &Ctx, h: &Hit, other: Option<&Hit>) -> Block {
+/// The block under heading `h`. When other headings stand on the same baseline (seller
+/// and buyer side by side), the block is the x-range from its heading to the next one, and
+/// lines of the other columns that fall between its lines (the columns' baselines need not
+/// agree) are passed over.
+fn block(ctx: &Ctx, h: &Hit, others: &[&Hit]) -> Block {
     let lines = ctx.lines;
     let label_line = &lines[h.line];
     let seg = &label_line.segments[h.seg];
     let x0 = seg.x0;
-    let x_limit = match other {
-        Some(o)
-            if (lines[o.line].y - label_line.y).abs() < label_line.size
-                && lines[o.line].page == label_line.page =>
-        {
-            let ox = lines[o.line].segments[o.seg].x0;
-            if ox > x0 {
-                ox - 1.0
-            } else {
-                f32::INFINITY
-            }
+    let beside: Vec<f32> = others
+        .iter()
+        .filter(|o| {
+            lines[o.line].page == label_line.page
+                && (lines[o.line].y - label_line.y).abs() < label_line.size
+        })
+        .map(|o| lines[o.line].segments[o.seg].x0)
+        .collect();
+    let x_max = beside
+        .iter()
+        .copied()
+        .filter(|&ox| ox > x0)
+        .fold(f32::INFINITY, f32::min);
+    let side_by_side = !beside.is_empty();
+    // In a column, any segment starting inside it is the block's; a lone block keeps to
+    // the label's left edge, since text to its right is usually unrelated.
+    let in_block = |s: &Segment| {
+        if side_by_side {
+            s.x0 >= x0 - ALIGN && s.x0 < x_max - 1.0
+        } else {
+            (s.x0 - x0).abs() <= ALIGN
         }
-        _ => f32::INFINITY,
     };
-    // Skip translations chained to the label (`Dodávateľ / Seller`).
-    let mut end = h.end;
-    while let Some(next) = ctx.hits.iter().find(|o| {
-        o.line == h.line && o.seg == h.seg && o.start >= end && {
-            let between: String = seg.text.chars().skip(end).take(o.start - end).collect();
-            between
-                .chars()
-                .all(|c| c.is_whitespace() || "/|:".contains(c))
-        }
-    }) {
-        end = next.end;
-    }
+    let end = labels::chain_end(&ctx.hits, &seg.text, h);
     let rest: String = seg.text.chars().skip(end).collect();
     let rest = rest
         .trim_start_matches(|c: char| c == ':' || c.is_whitespace())
@@ -75,41 +82,49 @@ fn block(ctx: &Ctx, h: &Hit, other: Option<&Hit>) -> Block {
     let inline = (!rest.is_empty()).then_some((h.line, rest));
     let mut members = Vec::new();
     let mut prev_y = label_line.y;
-    for (li, line) in lines.iter().enumerate().take(h.line + 14).skip(h.line + 1) {
+    for (li, line) in lines.iter().enumerate().skip(h.line + 1) {
         if line.page != label_line.page
             || prev_y - line.y > 2.6 * line.size.max(label_line.size)
             || ctx.blocked.contains(&li)
         {
             break;
         }
-        let Some(si) = line
-            .segments
-            .iter()
-            .position(|s| (s.x0 - x0).abs() <= ALIGN && s.x0 < x_limit)
-        else {
+        let Some(si) = line.segments.iter().position(in_block) else {
+            if side_by_side {
+                continue;
+            }
             break;
         };
+        let text = &line.segments[si].text;
         let starts_with = |keys: &[Key]| {
             ctx.hits
                 .iter()
                 .any(|o| o.line == li && o.seg == si && o.start <= 1 && keys.contains(&o.key))
         };
+        let party_heading = ctx.hits.iter().any(|o| {
+            o.line == li
+                && o.seg == si
+                && matches!(o.key, Key::Seller | Key::Buyer)
+                && labels::is_heading(ctx.lines, &ctx.hits, o)
+        });
         // Another section starts: the other party, document data, totals.
-        if starts_with(&[
-            Key::Seller,
-            Key::Buyer,
-            Key::Number,
-            Key::CreditNumber,
-            Key::IssueDate,
-            Key::DueDate,
-            Key::TaxPointDate,
-            Key::VarSymbol,
-            Key::NetTotal,
-            Key::GrossTotal,
-            Key::Payable,
-            Key::Total,
-            Key::Currency,
-        ]) {
+        if party_heading
+            || labels::is_section(text)
+            || starts_with(&[
+                Key::Number,
+                Key::CreditNumber,
+                Key::IssueDate,
+                Key::DueDate,
+                Key::TaxPointDate,
+                Key::DeliveryDate,
+                Key::VarSymbol,
+                Key::NetTotal,
+                Key::GrossTotal,
+                Key::Payable,
+                Key::Total,
+                Key::Currency,
+            ])
+        {
             break;
         }
         members.push((li, si));
@@ -119,32 +134,67 @@ fn block(ctx: &Ctx, h: &Hit, other: Option<&Hit>) -> Block {
         members,
         inline,
         label: (h.line, h.seg),
+        x_max,
     }
 }
 
+/// Headings of parties other than seller and buyer, whose identifiers must not be taken
+/// for the seller's.
+const OTHER_PARTIES: [&str; 6] = [
+    "Príjemca platby",
+    "Payee",
+    "Daňový zástupca",
+    "Tax representative",
+    "Miesto dodania",
+    "Delivery",
+];
+
 pub(super) fn fill(ctx: &Ctx, draft: &mut Draft) {
-    let seller = heading(ctx, Key::Seller);
-    let buyer = heading(ctx, Key::Buyer);
-    let blocks = [
-        seller.map(|h| block(ctx, h, buyer)),
-        buyer.map(|h| block(ctx, h, seller)),
-    ];
-    let [seller_block, buyer_block] = blocks;
+    let seller = heading(ctx, &[Key::Seller]);
+    let buyer = heading(ctx, &[Key::Buyer]);
+    let seller_block = seller.map(|h| block(ctx, h, &buyer.into_iter().collect::<Vec<_>>()));
+    let buyer_block = buyer.map(|h| block(ctx, h, &seller.into_iter().collect::<Vec<_>>()));
     if let Some(b) = &seller_block {
         party(ctx, b, &mut draft.seller, "seller");
     }
     if let Some(b) = &buyer_block {
         party(ctx, b, &mut draft.buyer, "buyer");
     }
-    // Identifiers outside both blocks (a footer with the seller's registration data).
+    // Blocks of other parties (payee, tax representative, delivery), found by their
+    // section titles, so their identifiers stay theirs.
+    let mut others: Vec<Block> = Vec::new();
+    for (li, line) in ctx.lines.iter().enumerate() {
+        for (si, seg) in line.segments.iter().enumerate() {
+            let folded = super::super::text::fold_string(seg.text.trim());
+            let title = OTHER_PARTIES.iter().any(|t| {
+                folded
+                    .split('/')
+                    .next()
+                    .is_some_and(|first| first.trim() == super::super::text::fold_string(t))
+            });
+            if title {
+                let pseudo = Hit {
+                    key: Key::Other,
+                    line: li,
+                    seg: si,
+                    start: 0,
+                    end: seg.text.chars().count(),
+                    label: seg.text.clone(),
+                };
+                others.push(block(ctx, &pseudo, &[]));
+            }
+        }
+    }
+    // Identifiers outside all blocks (a footer with the seller's registration data).
     let inside = |h: &Hit| {
-        [&seller_block, &buyer_block].iter().any(|b| {
-            b.as_ref()
-                .is_some_and(|b| b.members.contains(&(h.line, h.seg)) || b.label == (h.line, h.seg))
-        })
+        seller_block
+            .iter()
+            .chain(buyer_block.iter())
+            .chain(others.iter())
+            .any(|b| b.members.contains(&(h.line, h.seg)) || b.label == (h.line, h.seg))
     };
     let outside: Vec<Hit> = ctx.hits.iter().filter(|h| !inside(h)).cloned().collect();
-    ids(ctx, &outside, &mut draft.seller, 0.75);
+    ids(ctx, &outside, &mut draft.seller, 0.75, f32::INFINITY);
 }
 
 fn party(ctx: &Ctx, b: &Block, p: &mut Party, role: &str) {
@@ -152,12 +202,19 @@ fn party(ctx: &Ctx, b: &Block, p: &mut Party, role: &str) {
     if let Some((line, text)) = &b.inline {
         address.push((*line, text.clone()));
     }
+    let mut after_empty_label = false;
     for &(li, si) in &b.members {
-        let has_label = ctx.hits.iter().any(|h| h.line == li && h.seg == si);
         let text = ctx.lines[li].segments[si].text.trim().to_string();
-        if !has_label && !EMAIL.is_match(&text) {
+        let labelled = ctx
+            .hits
+            .iter()
+            .any(|h| h.line == li && h.seg == si && labelled_line(ctx, h));
+        // A value wrapped under its label (`Endpoint:` / `0088:123…`) is not an address.
+        let empty_label = labelled && text.ends_with(':');
+        if !labelled && !after_empty_label && !EMAIL.is_match(&text) {
             address.push((li, text));
         }
+        after_empty_label = empty_label;
     }
     // Only the block's own segments: on shared lines, segments to the right belong to
     // whatever stands there (the other party, document data).
@@ -167,7 +224,7 @@ fn party(ctx: &Ctx, b: &Block, p: &mut Party, role: &str) {
         .filter(|h| b.members.contains(&(h.line, h.seg)))
         .cloned()
         .collect();
-    ids(ctx, &block_hits, p, 1.0);
+    ids(ctx, &block_hits, p, 1.0, b.x_max);
     if p.email.is_none() {
         p.email = b.members.iter().find_map(|&(li, si)| {
             let m = EMAIL.find(&ctx.lines[li].segments[si].text)?;
@@ -262,24 +319,90 @@ fn party(ctx: &Ctx, b: &Block, p: &mut Party, role: &str) {
     }
 }
 
-/// IČO, DIČ, IČ DPH and e-mail from label hits into `p` (unset fields only; check digits
-/// are weighed later with the other cross-checks). `weight` scales confidence for hits found
-/// outside the party's own block.
-fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
+/// Whether hit `h` starts a `Label: value` line of a block, as opposed to a label word
+/// inside a name (`Buyer Official Name`, `Bank of …`): a colon after the label, or an
+/// identifier label followed by a number.
+fn labelled_line(ctx: &Ctx, h: &Hit) -> bool {
+    if h.start > 1 {
+        return false;
+    }
+    let text = &ctx.lines[h.line].segments[h.seg].text;
+    let end = labels::chain_end(&ctx.hits, text, h);
+    let rest: String = text.chars().skip(end).collect();
+    let rest = rest.trim_start();
+    rest.starts_with(':')
+        || (matches!(
+            h.key,
+            Key::Ico | Key::Dic | Key::IcDph | Key::Iban | Key::Endpoint
+        ) && rest.chars().any(|c| c.is_ascii_digit()))
+}
+
+/// A VAT identifier as printed: country prefix and the rest, spaces dropped, dots and
+/// dashes kept (`NL8200.98.395.B.01`).
+fn vat_id(text: &str) -> Option<String> {
+    let compact: String = text
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || " .-".contains(*c))
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .trim_end_matches(['.', '-'])
+        .to_ascii_uppercase();
+    let prefixed = compact.len() >= 4
+        && compact[..2].chars().all(|c| c.is_ascii_uppercase())
+        && compact[2..].chars().any(|c| c.is_ascii_digit());
+    prefixed.then_some(compact)
+}
+
+/// A legal registration id: a Slovak IČO (6–8 digits, zero-padded to 8), else the value
+/// as printed (`GB983294`, `32081330 Amersfoort`).
+fn legal_id(text: &str) -> Option<String> {
+    let t = text.trim();
+    if t.chars().all(|c| c.is_ascii_digit() || c == ' ') {
+        let digits: String = t.chars().filter(char::is_ascii_digit).collect();
+        return match digits.len() {
+            6..=8 => Some(format!("{digits:0>8}")),
+            9..=20 => Some(digits),
+            _ => None,
+        };
+    }
+    let shaped = t.chars().count() <= 40
+        && t.chars().any(|c| c.is_ascii_digit())
+        && t.split_whitespace().count() <= 3;
+    shaped.then(|| t.to_string())
+}
+
+/// `scheme:value` as printed for electronic addresses, or a bare value.
+fn endpoint(text: &str) -> Option<String> {
+    let token = text.split_whitespace().next()?.trim_end_matches([',', ';']);
+    (token.len() >= 3 && token.chars().any(|c| c.is_ascii_alphanumeric()))
+        .then(|| token.to_string())
+}
+
+/// IČO, DIČ, IČ DPH, country, endpoint and e-mail from label hits into `p` (unset fields
+/// only; check digits are weighed later with the other cross-checks). `weight` scales
+/// confidence for hits found outside the party's own block; values must start left of
+/// `x_max` (the block's column).
+fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32, x_max: f32) {
     let blocked = |l: usize| ctx.blocked.contains(&l);
     let finder = super::labels::Values {
         lines: ctx.lines,
         hits: &ctx.hits,
         blocked: &blocked,
     };
-    for h in hits {
+    // A labelled VAT id wins over a DIČ that looks like one (Czech DIČ are VAT numbers,
+    // but a `Tax ID` may be any registration).
+    let mut ordered: Vec<&Hit> = hits.iter().filter(|h| h.key == Key::IcDph).collect();
+    ordered.extend(hits.iter().filter(|h| h.key != Key::IcDph));
+    for h in ordered {
         if !matches!(
             h.key,
-            Key::Ico | Key::Dic | Key::IcDph | Key::Email | Key::Country
+            Key::Ico | Key::Dic | Key::IcDph | Key::Email | Key::Country | Key::Endpoint
         ) {
             continue;
         }
-        let Some(v) = finder.of(h) else { continue };
+        let Some(v) = finder.of_within(h, x_max) else {
+            continue;
+        };
         let method = super::label_method(h, &v);
         let base = super::label_confidence(&v) * weight;
         let source = pdf_source(ctx.lines, v.line, method);
@@ -292,23 +415,23 @@ fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
             .to_string();
         match h.key {
             Key::Ico if p.ico.is_none() => {
-                let digits: String = v
-                    .text
-                    .chars()
-                    .take_while(|c| c.is_ascii_digit() || *c == ' ')
-                    .filter(|c| !c.is_whitespace())
-                    .collect();
-                if digits.len() < 6 || digits.len() > 8 {
+                let Some(id) = legal_id(&v.text) else {
                     continue;
-                }
-                p.ico = Some(Field::new(format!("{digits:0>8}"), base, source));
+                };
+                // Only a Slovak IČO is sure from its shape; other ids are taken as printed.
+                let confidence = if id.len() == 8 && id.chars().all(|c| c.is_ascii_digit()) {
+                    base
+                } else {
+                    base.min(0.8)
+                };
+                p.ico = Some(Field::new(id, confidence, source));
             }
             Key::Dic => {
                 let compact: String = token.to_ascii_uppercase();
-                if compact.len() > 2 && compact[..2].chars().all(|c| c.is_ascii_uppercase()) {
+                if let Some(vat) = vat_id(&compact) {
                     // Czech and most EU DIČ are VAT numbers with a country prefix.
                     if p.vat_id.is_none() {
-                        p.vat_id = Some(Field::new(compact, base, source));
+                        p.vat_id = Some(Field::new(vat, base, source));
                     }
                 } else if p.dic.is_none()
                     && compact.chars().all(|c| c.is_ascii_digit())
@@ -318,17 +441,9 @@ fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
                 }
             }
             Key::IcDph if p.vat_id.is_none() => {
-                let compact: String = v
-                    .text
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == ' ')
-                    .filter(|c| !c.is_whitespace())
-                    .collect::<String>()
-                    .to_ascii_uppercase();
-                if compact.len() < 4 || !compact[..2].chars().all(|c| c.is_ascii_uppercase()) {
-                    continue;
+                if let Some(vat) = vat_id(&v.text) {
+                    p.vat_id = Some(Field::new(vat, base, source));
                 }
-                p.vat_id = Some(Field::new(compact, base, source));
             }
             Key::Country if p.address.country.is_none() => {
                 let code = parse::country_code(&v.text).or_else(|| {
@@ -337,6 +452,11 @@ fn ids(ctx: &Ctx, hits: &[Hit], p: &mut Party, weight: f32) {
                 });
                 if let Some(code) = code {
                     p.address.country = Some(Field::new(code.to_string(), base, source));
+                }
+            }
+            Key::Endpoint if p.endpoint.is_none() => {
+                if let Some(e) = endpoint(&v.text) {
+                    p.endpoint = Some(Field::new(e, base, source));
                 }
             }
             Key::Email if p.email.is_none() => {

@@ -4,7 +4,7 @@
 //! where it starts.
 
 use super::super::layout::Segment;
-use super::labels::Key;
+use super::labels::{self, Key};
 use super::{parse, pdf_source, Ctx};
 use crate::convert::model::{Field, Line as ItemLine, Source};
 use rust_decimal::Decimal;
@@ -282,6 +282,7 @@ fn rows(ctx: &Ctx, head: usize, columns: Vec<Column>) -> (Table, usize) {
     };
     let mut prev = head;
     let mut li = head + 1;
+    let mut row_size = 0.0_f32;
     while li < lines.len() {
         let line = &lines[li];
         let gap = lines[prev].y - line.y;
@@ -293,11 +294,27 @@ fn rows(ctx: &Ctx, head: usize, columns: Vec<Column>) -> (Table, usize) {
                 && h.start <= 1
                 && matches!(
                     h.key,
-                    Key::NetTotal | Key::VatTotal | Key::GrossTotal | Key::Payable | Key::Total
+                    Key::NetTotal
+                        | Key::VatTotal
+                        | Key::GrossTotal
+                        | Key::Payable
+                        | Key::Total
+                        | Key::LineTotal
                 )
                 && !is_numeric(&line.segments[h.seg].text)
         });
-        if ends || header(ctx, li).is_some() {
+        // The next section (`Rekapitulácia DPH / VAT breakdown`, `Document allowances and
+        // charges`) or a page footer ends the table as totals do.
+        let section = (line
+            .segments
+            .first()
+            .is_some_and(|s| labels::is_section(&s.text))
+            && !line.segments.iter().any(|s| is_numeric(&s.text)))
+            || line
+                .segments
+                .iter()
+                .any(|s| labels::is_page_number(&s.text));
+        if ends || section || header(ctx, li).is_some() {
             break;
         }
         let cells: Vec<(usize, String, usize)> = line
@@ -319,6 +336,7 @@ fn rows(ctx: &Ctx, head: usize, columns: Vec<Column>) -> (Table, usize) {
         });
         if numeric {
             table.rows.push(Row { cells });
+            row_size = line.size;
         } else {
             let text_only = cells
                 .iter()
@@ -326,7 +344,13 @@ fn rows(ctx: &Ctx, head: usize, columns: Vec<Column>) -> (Table, usize) {
             match table.rows.last_mut() {
                 // A description that wraps onto the next line.
                 // (`Label: value` lines under an item are details, not its name.)
-                Some(row) if text_only && gap <= 1.6 * line.size && !line.text().contains(": ") => {
+                // Smaller print under an item is a detail (description, ids), not its name.
+                Some(row)
+                    if text_only
+                        && gap <= 1.6 * line.size
+                        && !line.text().contains(": ")
+                        && line.size >= 0.95 * row_size =>
+                {
                     row.cells.extend(cells)
                 }
                 Some(_) if text_only && gap <= 1.6 * line.size => {}
@@ -389,6 +413,10 @@ pub(super) fn lines(ctx: &Ctx, t: &Table, reverse_charge: bool) -> Vec<ItemLine>
                     line.vat_rate = amount()
                         .filter(|r| *r >= Decimal::ZERO && *r <= Decimal::from(50))
                         .map(|a| Field::new(a, CELL, src()));
+                    // A category without a rate (`O`, not subject to VAT) printed instead.
+                    if line.vat_rate.is_none() && super::vat::is_category(text.trim()) {
+                        line.vat_category = Some(Field::new(text.trim().to_string(), CELL, src()));
+                    }
                 }
                 Col::Net => line.net_amount = amount().map(|a| Field::new(a, CELL, src())),
                 Col::Gross | Col::VatAmount => {}
@@ -413,7 +441,7 @@ pub(super) fn lines(ctx: &Ctx, t: &Table, reverse_charge: bool) -> Vec<ItemLine>
                 ));
             }
         }
-        if let Some(rate) = &line.vat_rate {
+        if let (Some(rate), None) = (&line.vat_rate, &line.vat_category) {
             let category = if rate.value > Decimal::ZERO {
                 Some("S")
             } else if reverse_charge {

@@ -9,6 +9,7 @@ use rust_decimal::Decimal;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Col {
+    Category,
     Rate,
     Base,
     Tax,
@@ -18,7 +19,9 @@ enum Col {
 fn classify(cell: &str) -> Option<Col> {
     use super::super::text::contains_word as has;
     let any = |words: &[&str]| words.iter().any(|w| has(cell, w));
-    if any(&["sadzba", "sazba", "rate", "satz", "%"]) {
+    if any(&["kategoria", "kategorie", "category"]) {
+        Some(Col::Category)
+    } else if any(&["sadzba", "sazba", "rate", "satz", "%"]) {
         Some(Col::Rate)
     } else if any(&[
         "zaklad",
@@ -42,55 +45,86 @@ fn classify(cell: &str) -> Option<Col> {
     }
 }
 
+/// UNCL 5305 VAT category codes.
+pub(super) fn is_category(code: &str) -> bool {
+    ["S", "Z", "E", "AE", "K", "G", "O", "L", "M"].contains(&code)
+}
+
 pub(super) struct Recap {
     pub rows: Vec<VatRow>,
-    pub lines: Vec<usize>,
+    /// (line, segment) of the recap's header and cells.
+    pub segments: Vec<(usize, usize)>,
 }
 
 const RECAP: f32 = 0.85;
 
+/// A recap column: kind, extent, title.
+type RecapCol<'a> = (Col, f32, f32, &'a str);
+
+/// The recap header's columns and how many leading cells of the line it spans: the cells
+/// up to the first one that is a label or holds an amount (totals often share the
+/// header's line, to its right).
+fn recap_header(line: &super::super::layout::Line) -> Option<(Vec<RecapCol<'_>>, usize)> {
+    if line.segments.len() < 3 {
+        return None;
+    }
+    let mut cols = Vec::new();
+    let mut span = 0;
+    for s in &line.segments {
+        let amount = parse::numbers(&s.text).iter().any(|t| !t.percent);
+        if amount || s.text.contains(':') {
+            break;
+        }
+        span += 1;
+        if let Some(c) = classify(&s.text) {
+            cols.push((c, s.x0, s.x1, s.text.as_str()));
+        }
+    }
+    let has = |k: Col| cols.iter().any(|c| c.0 == k);
+    (has(Col::Rate) && has(Col::Base) && has(Col::Tax)).then_some((cols, span))
+}
+
 pub(super) fn find_recap(ctx: &Ctx) -> Recap {
     let mut recap = Recap {
         rows: Vec::new(),
-        lines: Vec::new(),
+        segments: Vec::new(),
     };
     for (hi, line) in ctx.lines.iter().enumerate() {
-        if ctx.blocked.contains(&hi) || line.segments.len() < 3 {
+        if ctx.blocked.contains(&hi) {
             continue;
         }
-        let cols: Vec<(Col, f32, f32, &str)> = line
-            .segments
-            .iter()
-            .filter_map(|s| classify(&s.text).map(|c| (c, s.x0, s.x1, s.text.as_str())))
-            .collect();
-        let has = |k: Col| cols.iter().any(|c| c.0 == k);
-        let numbers_in_header = line
-            .segments
-            .iter()
-            .any(|s| parse::numbers(&s.text).iter().any(|t| !t.percent));
-        if numbers_in_header || !(has(Col::Rate) && has(Col::Base) && has(Col::Tax)) {
+        let Some((cols, span)) = recap_header(line) else {
             continue;
-        }
-        recap.lines.push(hi);
+        };
+        // The table's extent: cells starting right of it are other text (the totals).
+        // Right-aligned amounts may start well left of their title.
+        let left = cols.iter().map(|c| c.1).fold(f32::INFINITY, f32::min) - 40.0;
+        let right = cols.iter().map(|c| c.2).fold(0.0, f32::max) + 6.0;
+        let mut segments: Vec<(usize, usize)> = (0..span).map(|si| (hi, si)).collect();
+        let mut rows = Vec::new();
         let mut prev_y = line.y;
         for (li, row) in ctx.lines.iter().enumerate().skip(hi + 1) {
             if row.page != line.page || prev_y - row.y > 3.0 * row.size || ctx.blocked.contains(&li)
             {
                 break;
             }
+            let cells: Vec<(usize, &super::super::layout::Segment)> = row
+                .segments
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.x0 >= left && s.x0 < right)
+                .collect();
+            if cells.is_empty() {
+                // Only text beside the table on this line.
+                continue;
+            }
+            let mut category = None;
             let mut rate = None;
             let mut base = None;
             let mut tax = None;
             let mut numbers = 0;
-            for s in &row.segments {
-                let Some(tok) = parse::numbers(&s.text).into_iter().next() else {
-                    continue;
-                };
-                let Some(value) = parse::to_decimal(&tok.raw, ctx.decimal) else {
-                    continue;
-                };
-                numbers += 1;
-                let overlap = |c: &(Col, f32, f32, &str)| (s.x1.min(c.2) - s.x0.max(c.1)).max(0.0);
+            for &(_, s) in &cells {
+                let overlap = |c: &RecapCol| (s.x1.min(c.2) - s.x0.max(c.1)).max(0.0);
                 let centre = (s.x0 + s.x1) / 2.0;
                 let col = cols.iter().max_by(|a, b| {
                     overlap(a).total_cmp(&overlap(b)).then(
@@ -101,27 +135,47 @@ pub(super) fn find_recap(ctx: &Ctx) -> Recap {
                 });
                 let Some(col) = col else { continue };
                 let method = format!("VAT recap column \"{}\"", col.3);
+                if col.0 == Col::Category {
+                    let code = s.text.split_whitespace().next().unwrap_or("");
+                    if col.0 == Col::Category && is_category(code) && category.is_none() {
+                        let source = pdf_source(ctx.lines, li, method);
+                        category = Some(Field::new(code.to_string(), RECAP, source));
+                    }
+                    continue;
+                }
+                let Some(tok) = parse::numbers(&s.text).into_iter().next() else {
+                    continue;
+                };
+                let Some(value) = parse::to_decimal(&tok.raw, ctx.decimal) else {
+                    continue;
+                };
+                numbers += 1;
                 let field = Field::new(value, RECAP, pdf_source(ctx.lines, li, method));
                 match col.0 {
                     Col::Rate => rate = Some(field),
                     Col::Base => base = Some(field),
                     Col::Tax => tax = Some(field),
-                    Col::Gross => {}
+                    Col::Gross | Col::Category => {}
                 }
             }
+            prev_y = row.y;
             if numbers == 0 {
-                break;
+                // A second header line, a category name or exemption reason in small print.
+                segments.extend(cells.iter().map(|(si, _)| (li, *si)));
+                continue;
             }
+            // Category O carries no rate: its printed code stands for one.
+            let keyed = rate.is_some() || category.is_some();
             match rate {
-                Some(rate) if base.is_some() || tax.is_some() => {
-                    recap.rows.push(VatRow {
-                        category: category(&rate),
-                        rate: Some(rate),
+                rate if keyed && (base.is_some() || tax.is_some()) => {
+                    let category = category.or_else(|| rate.as_ref().and_then(self::category));
+                    rows.push(VatRow {
+                        category,
+                        rate,
                         taxable: base,
                         tax,
                     });
-                    recap.lines.push(li);
-                    prev_y = row.y;
+                    segments.extend(cells.iter().map(|(si, _)| (li, *si)));
                 }
                 _ => {
                     // A bare `Spolu` row closes the recap and belongs to it (its first
@@ -129,17 +183,19 @@ pub(super) fn find_recap(ctx: &Ctx) -> Recap {
                     let labels: Vec<Key> = ctx
                         .hits
                         .iter()
-                        .filter(|h| h.line == li)
+                        .filter(|h| h.line == li && cells.iter().any(|(si, _)| *si == h.seg))
                         .map(|h| h.key)
                         .collect();
                     if !labels.is_empty() && labels.iter().all(|k| *k == Key::Total) {
-                        recap.lines.push(li);
+                        segments.extend(cells.iter().map(|(si, _)| (li, *si)));
                     }
                     break;
                 }
             }
         }
-        if !recap.rows.is_empty() {
+        if !rows.is_empty() {
+            recap.rows = rows;
+            recap.segments = segments;
             break;
         }
     }
@@ -156,6 +212,37 @@ fn category(rate: &Field<Decimal>) -> Option<Field<String>> {
             },
         )
     })
+}
+
+/// Lines without a VAT category take it from the recap row of their rate, when exactly
+/// one category has that rate (a 0 % line may be Z, E, AE, K, G or O: the recap says which).
+pub(super) fn line_categories(draft: &mut Draft) {
+    let rows = draft.vat_breakdown.clone();
+    for line in &mut draft.lines {
+        let Some(rate) = line.vat_rate.as_ref().map(|r| r.value) else {
+            continue;
+        };
+        let mut codes: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.rate.as_ref().is_some_and(|r| r.value == rate))
+            .filter_map(|r| r.category.as_ref().map(|c| c.value.as_str()))
+            .collect();
+        codes.sort_unstable();
+        codes.dedup();
+        let current = line.vat_category.as_ref().map(|c| c.value.as_str());
+        // A positive rate's `S` from the rate alone stands; a 0 % guess gives way.
+        if let [code] = codes[..] {
+            if current.is_none() || (rate.is_zero() && current != Some(code)) {
+                line.vat_category = Some(Field::new(
+                    code.to_string(),
+                    0.8,
+                    Source::Computed {
+                        from: format!("VAT recap row for {} %", rate.normalize()),
+                    },
+                ));
+            }
+        }
+    }
 }
 
 /// `Základ dane 20 %: 740,00` and `DPH 20 %: 148,00` on lines of their own.
