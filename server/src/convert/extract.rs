@@ -195,6 +195,9 @@ fn from_pdf(bytes: &[u8]) -> Result<Extracted, ExtractError> {
         .drafts
         .into_iter()
         .map(|inv| {
+            let mut draft = inv.draft;
+            draft.seller.derive_slovak_ids("seller");
+            draft.buyer.derive_slovak_ids("buyer");
             let mut issues = Vec::new();
             if !other.is_empty() {
                 issues.push(input_issue(
@@ -208,7 +211,7 @@ fn from_pdf(bytes: &[u8]) -> Result<Extracted, ExtractError> {
                 ));
             }
             Candidate {
-                draft: inv.draft,
+                draft,
                 issues,
                 cross_checks: inv.cross_checks,
                 embedded_xml: None,

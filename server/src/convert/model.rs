@@ -290,7 +290,45 @@ const HEADER_FIELDS: [(&str, &str); 18] = [
     ("totals.payable", "BT-115"),
 ];
 
+/// Values at or under this confidence failed their own check (both extractors mark a
+/// failed identifier this way): nothing is derived from them.
+pub const FAILED_CHECK: f32 = 0.3;
+
 impl Party {
+    /// A Slovak IČ DPH is `SK` + DIČ, and Slovak parties receive Peppol invoices under their
+    /// DIČ (scheme 0245): fill the DIČ and the electronic address from what is there.
+    /// `role` is `seller` or `buyer`, for the sources.
+    pub fn derive_slovak_ids(&mut self, role: &str) {
+        if self.dic.is_none() {
+            if let Some(vat) = &self.vat_id {
+                if let Some(dic) = vat
+                    .value
+                    .strip_prefix("SK")
+                    .filter(|_| vat.confidence > FAILED_CHECK)
+                {
+                    self.dic = Some(Field::new(
+                        dic.to_string(),
+                        vat.confidence.min(0.9),
+                        Source::Computed {
+                            from: format!("{role}.vat_id"),
+                        },
+                    ));
+                }
+            }
+        }
+        if self.endpoint.is_none() {
+            if let Some(dic) = self.dic.as_ref().filter(|d| d.confidence > FAILED_CHECK) {
+                self.endpoint = Some(Field::new(
+                    format!("0245:{}", dic.value),
+                    dic.confidence.min(0.8),
+                    Source::Computed {
+                        from: format!("{role}.dic (Slovak parties register under scheme 0245)"),
+                    },
+                ));
+            }
+        }
+    }
+
     /// The field named by a party path suffix (`name`, `address.city`, …).
     pub fn slot(&mut self, suffix: &str) -> Option<Slot<'_>> {
         Some(Slot::Text(match suffix {

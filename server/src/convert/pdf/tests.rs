@@ -679,3 +679,74 @@ fn side_by_side_parties_on_different_baselines_and_a_recap_beside_the_totals() {
     assert_eq!(v(&d.totals.payable), dec("120.00"));
     assert!(inv.cross_checks.iter().all(|c| c.passed), "{ctx}");
 }
+
+/// The whole conversion pipeline over a PDF: extraction, the UBL writer, validation under
+/// peppol-bis3 and the review gate; per invoice the XML, the reasons and the fatal count.
+fn pipeline(pdf: &[u8]) -> Vec<(Vec<u8>, Vec<crate::convert::gate::ReviewReason>, usize)> {
+    use crate::convert::{extract, review, ubl::tests::catalog};
+    let extracted = extract::extract(pdf, Some("in.pdf"), None).unwrap();
+    assert_eq!(extracted.format, "pdf");
+    extracted
+        .candidates
+        .iter()
+        .map(|c| {
+            let e = review::evaluate(catalog(), Some("peppol-bis3"), c, 0.8).unwrap();
+            (e.xml, e.reasons, e.report.counts.fatal)
+        })
+        .collect()
+}
+
+/// The classic Slovak layout with an order number (Peppol needs BT-10 or BT-13).
+fn slovak_with_order(shuffled: bool) -> Vec<u8> {
+    let mut items = slovak_items("800,00");
+    items.push(u(320.0, 700.0, "Objednávka č.: OBJ-2027-15"));
+    build(
+        &[Page {
+            items,
+            shuffled,
+            ..Page::default()
+        }],
+        &[],
+    )
+}
+
+#[test]
+fn clean_pdfs_convert_to_valid_ubl_ready_to_send_whatever_their_text_order() {
+    let classic = pipeline(&slovak_with_order(false));
+    let scanned = pipeline(&slovak_with_order(true));
+    assert_eq!(classic.len(), 1);
+    let (xml, reasons, fatal) = &classic[0];
+    assert_eq!(reasons, &vec![], "ready: nothing to review");
+    assert_eq!(*fatal, 0);
+    let text = String::from_utf8_lossy(xml);
+    // Electronic addresses follow from the DIČ (scheme 0245) when the PDF prints none.
+    assert!(text.contains(r#"<cbc:EndpointID schemeID="0245">2021234567</cbc:EndpointID>"#));
+    assert!(text.contains(r#"<cbc:EndpointID schemeID="0245">2020317068</cbc:EndpointID>"#));
+    assert!(text.contains(r#"<cbc:PayableAmount currencyID="EUR">960.00</cbc:PayableAmount>"#));
+    // The scrambled PDF gives the very same document.
+    assert_eq!(scanned[0].0, *xml);
+}
+
+#[test]
+fn uncertain_pdfs_are_held_with_their_reasons() {
+    use crate::convert::gate::ReasonKind;
+    // Two-column English layout: no order or buyer reference, and a foreign buyer without
+    // a Peppol address — validation says so, and the gate holds it.
+    let english = pipeline(&build(&[text_page(english_items("INV-2027-7"))], &[]));
+    let (_, reasons, fatal) = &english[0];
+    assert!(*fatal > 0);
+    let messages: Vec<&str> = reasons
+        .iter()
+        .filter(|r| r.kind == ReasonKind::FatalFinding)
+        .map(|r| r.message.as_str())
+        .collect();
+    assert!(messages.iter().any(|m| m.contains("BT-49")), "{messages:?}");
+    // Totals that do not add up: failed cross-checks, and the amounts involved are uncertain.
+    let mismatch = pipeline(&slovak_pdf("593.97", false));
+    let (_, reasons, _) = &mismatch[0];
+    assert!(reasons
+        .iter()
+        .any(|r| r.kind == ReasonKind::FailedCrossCheck && r.message.contains("593.97")));
+    assert!(reasons.iter().any(|r| r.kind == ReasonKind::LowConfidence
+        && r.field.as_deref() == Some("totals.tax_exclusive")));
+}

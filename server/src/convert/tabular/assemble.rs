@@ -8,12 +8,12 @@ use super::mapping::{DefaultValue, Mapping};
 use super::table::{Cell, Row, Table};
 use super::values::{self, Doubt};
 use super::{CellIssue, ExtractedInvoice, Severity};
-use crate::convert::model::{Draft, Field, Line, Party, Source};
+use crate::convert::model::{Draft, Field, Line, Source};
 use rust_decimal::{Decimal, RoundingStrategy};
 use std::collections::HashMap;
 
 /// Confidence of an identifier or code that failed its check (kept for the reviewer).
-pub const INVALID: f32 = 0.3;
+pub const INVALID: f32 = crate::convert::model::FAILED_CHECK;
 /// Confidence of a value that other rows of the same invoice contradict, or of line
 /// amounts that do not add up.
 pub const CONTRADICTED: f32 = 0.5;
@@ -23,7 +23,9 @@ pub const DEFAULT_CURRENCY: (&str, f32) = ("EUR", 0.7);
 pub const DEFAULT_QUANTITY: f32 = 0.8;
 /// A quantity column that is present but blank on a row.
 pub const BLANK_QUANTITY: f32 = 0.5;
-pub const DEFAULT_MEANS: (&str, f32) = ("58", 0.7);
+/// An account on an invoice means a credit transfer; 30 or 58 does not change where the
+/// money goes, so the default does not hold the invoice for review.
+pub const DEFAULT_MEANS: (&str, f32) = ("58", 0.85);
 /// Largest gap between the stated line amount and quantity × price.
 const TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
 
@@ -544,39 +546,6 @@ fn complete_invoice(draft: &mut Draft, kind_read: bool, ctx: &Context) {
             ));
         }
     }
-    derive_party(&mut draft.seller, "seller");
-    derive_party(&mut draft.buyer, "buyer");
-}
-
-/// A Slovak IČ DPH is `SK` + DIČ, and Slovak parties receive Peppol invoices under their
-/// DIČ (scheme 0245): fill what follows from what is there.
-fn derive_party(party: &mut Party, role: &str) {
-    if party.dic.is_none() {
-        if let Some(vat) = &party.vat_id {
-            if let Some(dic) = vat
-                .value
-                .strip_prefix("SK")
-                .filter(|_| vat.confidence > INVALID)
-            {
-                party.dic = Some(Field::new(
-                    dic.to_string(),
-                    vat.confidence.min(0.9),
-                    Source::Computed {
-                        from: format!("{role}.vat_id"),
-                    },
-                ));
-            }
-        }
-    }
-    if party.endpoint.is_none() {
-        if let Some(dic) = party.dic.as_ref().filter(|d| d.confidence > INVALID) {
-            party.endpoint = Some(Field::new(
-                format!("0245:{}", dic.value),
-                dic.confidence.min(0.8),
-                Source::Computed {
-                    from: format!("{role}.dic (Slovak parties register under scheme 0245)"),
-                },
-            ));
-        }
-    }
+    draft.seller.derive_slovak_ids("seller");
+    draft.buyer.derive_slovak_ids("buyer");
 }

@@ -338,9 +338,11 @@ fn payment(ctx: &Ctx, draft: &mut Draft) {
     };
     draft.payment.means_code = ctx.first(Key::MeansCode, means).map(|(f, _)| f);
     if let (None, Some(iban)) = (&draft.payment.means_code, &draft.payment.iban) {
+        // An account on an invoice means a credit transfer; the code does not change where
+        // the money goes, so it does not hold the invoice for review.
         draft.payment.means_code = Some(Field::new(
             "30".to_string(),
-            0.7_f32.min(iban.confidence),
+            0.85_f32.min(iban.confidence),
             Source::Computed {
                 from: "payment.iban (credit transfer)".into(),
             },

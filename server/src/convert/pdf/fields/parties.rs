@@ -303,14 +303,17 @@ fn party(ctx: &Ctx, b: &Block, p: &mut Party, role: &str) {
         let from_vat = p.vat_id.as_ref().and_then(|v| {
             let prefix = v.value.get(..2)?;
             let code = if prefix == "EL" { "GR" } else { prefix };
+            // A VAT id read under its label is registered in that country, which is almost
+            // always the address country too; a VAT id found by pattern alone says less.
+            let confidence = if v.confidence >= 0.85 { 0.85 } else { PATTERN };
             code.chars()
                 .all(|c| c.is_ascii_uppercase())
-                .then(|| code.to_string())
+                .then(|| (code.to_string(), confidence))
         });
-        if let Some(code) = from_vat {
+        if let Some((code, confidence)) = from_vat {
             p.address.country = Some(Field::new(
                 code,
-                PATTERN,
+                confidence,
                 Source::Computed {
                     from: format!("{role}.vat_id prefix"),
                 },
