@@ -654,3 +654,24 @@ async fn the_sandbox_buyer_answers_some_time_after_delivery() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(codes(&timeline(&s, &id).await).last().unwrap(), "IR:RE");
 }
+
+#[tokio::test]
+async fn a_sandbox_buyer_address_chooses_the_scenario() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let text = String::from_utf8(example("invoice-sk.xml")).unwrap();
+    let buyer = r#"<cbc:EndpointID schemeID="9950">SK2120345678</cbc:EndpointID>"#;
+    assert!(text.contains(buyer));
+    let xml = text.replace(
+        buyer,
+        r#"<cbc:EndpointID schemeID="0245">9999000002</cbc:EndpointID>"#,
+    );
+    let r = send(&s, Some("buyer-uq"), None, xml.into_bytes()).await;
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let t = until_last(&s, &id, "IR:UQ").await;
+    assert_eq!(t["status"], "under_query");
+}

@@ -225,7 +225,7 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
 #[utoipa::path(post, path = "/v1/invoice/send", tag = "sending",
     params(SendQuery,
         ("Idempotency-Key" = String, Header, description = "Required. A retry with the same key and document replays the first answer; kept 24 h"),
-        ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response")),
+        ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response. Without the header the buyer's electronic address chooses: 0245:9999000001 rejected, …002 under_query, …003 conditionally_accepted, …004 transport_rejection, …005 delivery_failure, …006 no_response; any other: accepted")),
     request_body(content = String, content_type = "application/xml", description = "The UBL invoice or credit note"),
     responses(
         (status = 202, description = "Validated, stored and queued; delivery follows asynchronously (see `links.messages`)", body = sending::SendAccepted),

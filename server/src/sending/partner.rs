@@ -53,6 +53,27 @@ pub const SCENARIOS: &[&str] = &[
     "no_response",
 ];
 
+/// Sandbox buyers whose electronic address chooses the scenario when the send request names
+/// none (`Invex-Sandbox-Scenario` wins): integrators can exercise every outcome with
+/// documents alone.
+pub const SANDBOX_BUYERS: &[(&str, &str)] = &[
+    ("0245:9999000001", "rejected"),
+    ("0245:9999000002", "under_query"),
+    ("0245:9999000003", "conditionally_accepted"),
+    ("0245:9999000004", "transport_rejection"),
+    ("0245:9999000005", "delivery_failure"),
+    ("0245:9999000006", "no_response"),
+];
+
+/// The scenario a buyer address stands for in the sandbox.
+pub fn scenario_for_buyer(endpoint: Option<&str>) -> Option<&'static str> {
+    let endpoint = endpoint?.trim();
+    SANDBOX_BUYERS
+        .iter()
+        .find(|(id, _)| *id == endpoint)
+        .map(|(_, scenario)| *scenario)
+}
+
 /// Simulates transmission and the receiver's responses; answers locally and is marked as
 /// sandbox in every timeline. Deterministic: the scenario alone decides the answers.
 #[derive(Default)]
@@ -77,7 +98,11 @@ impl DeliveryPartner for SandboxPartner {
                 .or_insert_with(|| store::new_id("sbx_tx"))
                 .clone()
         };
-        let scenario = invoice.scenario.as_deref().unwrap_or("accepted");
+        let scenario = invoice
+            .scenario
+            .as_deref()
+            .or_else(|| scenario_for_buyer(invoice.buyer_endpoint.as_deref()))
+            .unwrap_or("accepted");
         // The network answers at once (MLS); the buyer's Invoice Response comes later.
         let ab = (Response::Mls("AB"), None);
         let (responses, later) = match scenario {
