@@ -39,6 +39,22 @@ pub struct Converted {
     pub error: Option<String>,
 }
 
+impl Converted {
+    /// The row of a file (or invoice) that could not be converted.
+    fn failed(file: &str, error: String) -> Converted {
+        Converted {
+            file: file.into(),
+            invoice: None,
+            status: "error",
+            confidence: 0.0,
+            fatal: 0,
+            reasons: Vec::new(),
+            output: None,
+            error: Some(error),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Summary {
     pub rows: Vec<Converted>,
@@ -138,18 +154,7 @@ fn write_one(
     let evaluation =
         match review::evaluate(catalog, opts.profile.as_deref(), candidate, opts.threshold) {
             Ok(e) => e,
-            Err(e) => {
-                return Ok(Converted {
-                    file: file.into(),
-                    invoice: None,
-                    status: "error",
-                    confidence: 0.0,
-                    fatal: 0,
-                    reasons: Vec::new(),
-                    output: None,
-                    error: Some(e.to_string()),
-                })
-            }
+            Err(e) => return Ok(Converted::failed(file, e.to_string())),
         };
     let invoice = crate::sending::document::identity(&evaluation.xml).document_id;
     let stem = Path::new(file)
@@ -215,16 +220,6 @@ pub fn run(
         if let Some(bar) = &bar {
             bar.set_message(name.clone());
         }
-        let failed = |e: String| Converted {
-            file: name.clone(),
-            invoice: None,
-            status: "error",
-            confidence: 0.0,
-            fatal: 0,
-            reasons: Vec::new(),
-            output: None,
-            error: Some(e),
-        };
         let extracted = std::fs::read(path)
             .map_err(|e| format!("cannot read: {e}"))
             .and_then(|bytes| {
@@ -235,7 +230,7 @@ pub fn run(
         match extracted {
             Err(e) => {
                 let _ = writeln!(err, "{name}: {e}");
-                summary.rows.push(failed(e));
+                summary.rows.push(Converted::failed(&name, e));
             }
             Ok(extracted) => {
                 for (i, candidate) in extracted.candidates.iter().enumerate() {
