@@ -15,7 +15,7 @@ use crate::auth::Principal;
 use crate::convert::review::{self, ConversionStatus, ConversionView, Correction, ReviewError};
 use crate::convert::{self, extract};
 use crate::problem::Problem;
-use crate::routes::validate::body_problem;
+use crate::routes::form::Form;
 use crate::state::AppState;
 use crate::store::{self, ConversionRecord};
 
@@ -27,28 +27,18 @@ struct Upload {
 }
 
 async fn read_upload(state: &AppState, request: Request<Body>) -> Result<Upload, Problem> {
-    let limit = state.config.limits.max_body_bytes;
-    let mut multipart = Multipart::from_request(request, state)
+    let multipart = Multipart::from_request(request, state)
         .await
         .map_err(|e| Problem::bad_request(e.body_text()))?;
+    let mut form = Form::new(multipart, state.config.limits.max_body_bytes);
     let mut upload = Upload {
         files: Vec::new(),
         mapping: None,
         profile: None,
     };
-    while let Some(field) = multipart
-        .next_field()
-        .await
-        .map_err(|e| body_problem(e.status(), e.body_text(), limit))?
-    {
-        let name = field.name().unwrap_or("").to_string();
-        match name.as_str() {
+    while let Some(part) = form.next().await? {
+        match part.name.as_str() {
             "file" | "files[]" | "files" => {
-                let file_name = field.file_name().map(str::to_string);
-                let bytes = field
-                    .bytes()
-                    .await
-                    .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
                 if upload.files.len() >= state.config.limits.max_files {
                     return Err(Problem::too_large(
                         "max_files",
@@ -59,25 +49,18 @@ async fn read_upload(state: &AppState, request: Request<Body>) -> Result<Upload,
                         ),
                     ));
                 }
-                upload.files.push((file_name, bytes));
+                let file_name = part.file_name.clone();
+                upload.files.push((file_name, part.bytes().await?));
             }
-            "mapping" | "profile" => {
-                let text = field
-                    .text()
-                    .await
-                    .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
-                let value = Some(text.trim().to_string()).filter(|v| !v.is_empty());
-                if name == "mapping" {
-                    upload.mapping = value;
-                } else {
-                    upload.profile = value;
-                }
-            }
-            other => {
+            "mapping" => upload.mapping = part.text().await?,
+            "profile" => upload.profile = part.text().await?,
+            _ => {
+                let other = part.name;
                 return Err(Problem::bad_request(format!(
                     "unexpected multipart field `{other}`; send `file` (one or more), and \
                      optionally `mapping` (a mapping id or a mapping JSON) and `profile`"
-                )))
+                ))
+                .with("field", other));
             }
         }
     }

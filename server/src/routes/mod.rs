@@ -4,6 +4,7 @@
 
 pub mod company;
 pub mod convert;
+mod form;
 pub mod health;
 pub mod keys;
 pub mod peppol;

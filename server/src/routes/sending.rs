@@ -12,7 +12,8 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::Principal;
 use crate::config::Mode;
 use crate::problem::Problem;
-use crate::routes::validate::{body_problem, read_raw};
+use crate::routes::form::Form;
+use crate::routes::validate::read_raw;
 use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, partner, SendRequest};
 use crate::state::AppState;
@@ -289,44 +290,25 @@ pub async fn send_api(
     request: Request<Body>,
 ) -> Result<Response, Problem> {
     let headers = request.headers().clone();
-    let limit = state.config.limits.max_body_bytes;
-    let mut multipart = Multipart::from_request(request, &state)
+    let multipart = Multipart::from_request(request, &state)
         .await
         .map_err(|e| Problem::bad_request(e.body_text()))?;
+    let mut form = Form::new(multipart, state.config.limits.max_body_bytes);
     let (mut file, mut file_name, mut profile, mut resubmission_of) = (None, None, None, None);
-    while let Some(field) = multipart
-        .next_field()
-        .await
-        .map_err(|e| body_problem(e.status(), e.body_text(), limit))?
-    {
-        let name = field.name().unwrap_or("").to_string();
-        match name.as_str() {
+    while let Some(part) = form.next().await? {
+        match part.name.as_str() {
             "xml_file" => {
-                file_name = field.file_name().map(str::to_string);
-                file = Some(
-                    field
-                        .bytes()
-                        .await
-                        .map_err(|e| body_problem(e.status(), e.body_text(), limit))?,
-                );
+                file_name = part.file_name.clone();
+                file = Some(part.bytes().await?);
             }
-            "profile" | "resubmission_of" => {
-                let text = field
-                    .text()
-                    .await
-                    .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
-                let value = Some(text.trim().to_string()).filter(|v| !v.is_empty());
-                if name == "profile" {
-                    profile = value;
-                } else {
-                    resubmission_of = value;
-                }
-            }
-            other => {
+            "profile" => profile = part.text().await?,
+            "resubmission_of" => resubmission_of = part.text().await?,
+            _ => {
+                let other = part.name;
                 return Err(Problem::bad_request(format!(
                     "unknown multipart field `{other}`; send the document as `xml_file`"
                 ))
-                .with("field", other))
+                .with("field", other));
             }
         }
     }

@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
 use crate::problem::Problem;
+use crate::routes::form::Form;
 use crate::state::AppState;
 use crate::store::ValidationRecord;
 use crate::validation::{self, ValidationResult};
@@ -104,27 +105,19 @@ pub(crate) fn body_problem(status: StatusCode, text: String, limit: usize) -> Pr
 /// The documents of a multipart body; at most `max_files`.
 async fn read_multipart(
     state: &AppState,
-    mut multipart: Multipart,
+    multipart: Multipart,
 ) -> Result<(Vec<Upload>, Option<String>), Problem> {
     let limits = &state.config.limits;
     let mut uploads = Vec::new();
     let mut profile = None;
-    loop {
-        let field = multipart
-            .next_field()
-            .await
-            .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
-        let Some(field) = field else { break };
-        let name = field.name().unwrap_or("").to_string();
-        if name == "profile" {
-            let text = field
-                .text()
-                .await
-                .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
-            profile = Some(text.trim().to_string()).filter(|p| !p.is_empty());
+    let mut form = Form::new(multipart, limits.max_body_bytes);
+    while let Some(part) = form.next().await? {
+        if part.name == "profile" {
+            profile = part.text().await?;
             continue;
         }
-        if !FILE_FIELDS.contains(&name.as_str()) {
+        if !FILE_FIELDS.contains(&part.name.as_str()) {
+            let name = part.name;
             return Err(Problem::bad_request(format!(
                 "unknown multipart field `{name}`; send documents as `files[]` (and optionally a `profile` field)"
             ))
@@ -140,11 +133,8 @@ async fn read_multipart(
                 ),
             ));
         }
-        let file_name = field.file_name().map(str::to_string);
-        let bytes = field
-            .bytes()
-            .await
-            .map_err(|e| body_problem(e.status(), e.body_text(), limits.max_body_bytes))?;
+        let file_name = part.file_name.clone();
+        let bytes = part.bytes().await?;
         uploads.push(Upload { file_name, bytes });
     }
     if uploads.is_empty() {
