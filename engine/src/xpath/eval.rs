@@ -984,7 +984,7 @@ impl<'d> State<'d> {
                     Item::Atomic(a) => Cow::Owned(a.display()),
                 })
             }
-            Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned((**s).to_owned())),
             // Variables (`$currency` in the code-list tests) read in place, not copied.
             Ir::Global(s) => return seq_string(doc, self.global_ref(*s as usize)?),
             Ir::Local(s) => return seq_string(doc, &self.locals[*s as usize]),
@@ -1042,7 +1042,7 @@ impl<'d> State<'d> {
                 if let Some(a) = self.single_atomic(ir, f)? {
                     return Ok(match a {
                         None => Cow::Borrowed(""),
-                        Some(Atomic::String(s) | Atomic::Untyped(s)) => Cow::Owned(s.to_string()),
+                        Some(Atomic::String(s) | Atomic::Untyped(s)) => Cow::Owned((*s).to_owned()),
                         Some(other) => Cow::Owned(other.display()),
                     });
                 }
