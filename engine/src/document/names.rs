@@ -127,6 +127,11 @@ impl NameTable {
         &self.qnames[id as usize]
     }
 
+    /// The local-name table of one namespace (None: no name of the document is in it).
+    pub(super) fn namespace(&self, ns: &str) -> Option<&FastMap<Box<str>, u32>> {
+        self.by_ns.get(ns)
+    }
+
     pub(super) fn lookup(&self, ns: &str, local: &str) -> Option<u32> {
         self.by_ns.get(ns)?.get(local).copied()
     }

@@ -14,7 +14,7 @@ use super::value::{
     Atomic, AtomicType, CompOp, Item, Sequence,
 };
 use super::EvalError;
-use crate::document::{Document, NameId, NodeId, NodeKind};
+use crate::document::{Document, NameId, NamespaceNames, NodeId, NodeKind};
 
 type R<T> = Result<T, EvalError>;
 
@@ -52,6 +52,9 @@ pub(crate) struct State<'d> {
     pub locals: Vec<Sequence>,
     /// NameKey → this document's NameId (None inside: the document has no such name).
     pub names: Vec<Option<Option<NameId>>>,
+    /// Namespace index of a `NameKey` → this document's names in that namespace (None
+    /// inside: no name of the document is in it), resolved once per evaluator.
+    namespaces: Vec<Option<Option<NamespaceNames<'d>>>>,
     cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
     /// Per name-memo slot, per NameId: 0 not computed yet, 1 false, 2 true.
     name_memo: HashMap<u32, Vec<u8>, BuildHasherDefault<IdHasher>>,
@@ -67,6 +70,7 @@ impl<'d> State<'d> {
             globals: (0..globals).map(|_| Global::Value(Vec::new())).collect(),
             locals: Vec::new(),
             names: Vec::new(),
+            namespaces: Vec::new(),
             cache: HashMap::default(),
             name_memo: HashMap::default(),
             lenient_predicates: false,
@@ -93,7 +97,19 @@ impl<'d> State<'d> {
         if let Some(r) = self.names[i] {
             return r;
         }
-        let r = self.doc.lookup_name(key.namespace(), key.local());
+        let ns = key.namespace_index();
+        if ns >= self.namespaces.len() {
+            self.namespaces.resize(ns + 1, None);
+        }
+        let table = match self.namespaces[ns] {
+            Some(t) => t,
+            None => {
+                let t = self.doc.namespace_names(key.namespace());
+                self.namespaces[ns] = Some(t);
+                t
+            }
+        };
+        let r = table.and_then(|t| t.lookup(key.local()));
         self.names[i] = Some(r);
         r
     }
