@@ -586,21 +586,23 @@ impl<'d> State<'d> {
     /// The nodes of a node-selecting expression in document order without duplicates,
     /// walked without intermediate sequences, for the shapes the walker takes (a path, a
     /// union of paths, either cached). `None`: use the general evaluator.
-    pub(crate) fn select_walk(&mut self, ir: &Ir, f: &Focus) -> R<Option<Vec<NodeId>>> {
+    /// `out` is cleared first; false: use the general evaluator (`out` is then cleared).
+    pub(crate) fn select_walk(&mut self, ir: &Ir, f: &Focus, out: &mut Vec<NodeId>) -> R<bool> {
         let ir = match ir {
             Ir::Cached(_, inner) => inner,
             other => other,
         };
-        let mut out = Vec::new();
-        if !self.walk_union(ir, f, &mut out)? {
-            return Ok(None);
+        out.clear();
+        if !self.walk_union(ir, f, out)? {
+            out.clear();
+            return Ok(false);
         }
         let union = matches!(ir, Ir::Set(SetOp::Union, ..));
         if union || !out.windows(2).all(|w| w[0] < w[1]) {
             out.sort_unstable();
             out.dedup();
         }
-        Ok(Some(out))
+        Ok(true)
     }
 
     /// Walk every operand of a chain of unions, left to right, into `out` (no list of the
