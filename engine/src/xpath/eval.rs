@@ -1472,6 +1472,8 @@ impl<'d> State<'d> {
     }
 }
 
+// Inlined: the descendant walks of rule contexts call it for every node of the document.
+#[inline]
 fn node_test(
     doc: &Document,
     m: NodeId,
