@@ -43,6 +43,17 @@ pub struct NodeId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NameId(pub u32);
 
+/// The interned names of one namespace of a document (see [`Document::namespace_names`]).
+#[derive(Clone, Copy)]
+pub struct NamespaceNames<'d>(&'d names::FastMap<Box<str>, u32>);
+
+impl NamespaceNames<'_> {
+    /// The id of `{namespace}local`, if some node has that name.
+    pub fn lookup(self, local: &str) -> Option<NameId> {
+        self.0.get(local).copied().map(NameId)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
     Document,
@@ -230,6 +241,11 @@ impl Document {
     /// Look up an interned name by namespace URI and local name (None: no node has it).
     pub fn lookup_name(&self, namespace: &str, local: &str) -> Option<NameId> {
         self.names.lookup(namespace, local).map(NameId)
+    }
+    /// The names of one namespace, for resolving many names of it without hashing the
+    /// namespace URI each time (None: no node's name is in that namespace).
+    pub fn namespace_names(&self, namespace: &str) -> Option<NamespaceNames<'_>> {
+        self.names.namespace(namespace).map(NamespaceNames)
     }
     /// Number of distinct interned names (valid `NameId`s are `0..name_count()`).
     pub fn name_count(&self) -> usize {

@@ -127,25 +127,39 @@ impl NameTable {
         &self.qnames[id as usize]
     }
 
+    /// The local-name table of one namespace (None: no name of the document is in it).
+    pub(super) fn namespace(&self, ns: &str) -> Option<&FastMap<Box<str>, u32>> {
+        self.by_ns.get(ns)
+    }
+
     pub(super) fn lookup(&self, ns: &str, local: &str) -> Option<u32> {
         self.by_ns.get(ns)?.get(local).copied()
     }
 
     /// Returns the id and whether it was newly created.
     pub(super) fn intern(&mut self, ns: &str, local: &str, prefix: &str) -> (u32, bool) {
-        if let Some(id) = self.lookup(ns, local) {
-            return (id, false);
-        }
+        // One look-up of the namespace's table serves both the search and the insertion
+        // (the entry API would hash the long URI again and allocate a key for every new
+        // name, though the namespace is nearly always known already).
         let id = self.qnames.len() as u32;
+        let locals = match self.by_ns.get_mut(ns) {
+            Some(locals) => {
+                if let Some(&known) = locals.get(local) {
+                    return (known, false);
+                }
+                locals
+            }
+            None => self
+                .by_ns
+                .entry(Box::from(ns))
+                .or_insert_with(|| fast_map_with_capacity(self.local_capacity)),
+        };
+        locals.insert(Box::from(local), id);
         self.qnames.push(QName {
             namespace: ns.to_owned(),
             local: local.to_owned(),
             prefix: prefix.to_owned(),
         });
-        self.by_ns
-            .entry(Box::from(ns))
-            .or_insert_with(|| fast_map_with_capacity(self.local_capacity))
-            .insert(Box::from(local), id);
         (id, true)
     }
 }

@@ -405,6 +405,9 @@ impl<'d> Run<'d> {
         for l in &pack.global_lets {
             ev.set_variable_lazy(l.slot, &l.expr);
         }
+        // One buffer for every rule's context nodes (a list per rule was an allocation
+        // per rule and document).
+        let mut nodes: Vec<NodeId> = Vec::new();
         for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
             let shadowing = pattern.rules.len() > 1;
             let last = pattern.rules.len().saturating_sub(1);
@@ -415,17 +418,14 @@ impl<'d> Run<'d> {
                 if active.is_empty() && !claims {
                     continue;
                 }
-                let nodes = match ev.select_matching(&rule.context, root) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        let at = doc.document_element();
-                        for &(i, _) in active {
-                            self.engine_error(layer, at, &rule.checks[i].id, Some("context"), &e);
-                        }
-                        continue;
+                if let Err(e) = ev.select_matching_into(&rule.context, root, &mut nodes) {
+                    let at = doc.document_element();
+                    for &(i, _) in active {
+                        self.engine_error(layer, at, &rule.checks[i].id, Some("context"), &e);
                     }
-                };
-                for node in nodes {
+                    continue;
+                }
+                for &node in &nodes {
                     if shadowing && !self.claimed.claim(node) {
                         continue;
                     }

@@ -14,7 +14,7 @@ use super::value::{
     Atomic, AtomicType, CompOp, Item, Sequence,
 };
 use super::EvalError;
-use crate::document::{Document, NameId, NodeId, NodeKind};
+use crate::document::{Document, NameId, NamespaceNames, NodeId, NodeKind};
 
 type R<T> = Result<T, EvalError>;
 
@@ -52,6 +52,9 @@ pub(crate) struct State<'d> {
     pub locals: Vec<Sequence>,
     /// NameKey → this document's NameId (None inside: the document has no such name).
     pub names: Vec<Option<Option<NameId>>>,
+    /// Namespace index of a `NameKey` → this document's names in that namespace (None
+    /// inside: no name of the document is in it), resolved once per evaluator.
+    namespaces: Vec<Option<Option<NamespaceNames<'d>>>>,
     cache: HashMap<u32, Sequence, BuildHasherDefault<IdHasher>>,
     /// Per name-memo slot, per NameId: 0 not computed yet, 1 false, 2 true.
     name_memo: HashMap<u32, Vec<u8>, BuildHasherDefault<IdHasher>>,
@@ -67,6 +70,7 @@ impl<'d> State<'d> {
             globals: (0..globals).map(|_| Global::Value(Vec::new())).collect(),
             locals: Vec::new(),
             names: Vec::new(),
+            namespaces: Vec::new(),
             cache: HashMap::default(),
             name_memo: HashMap::default(),
             lenient_predicates: false,
@@ -93,7 +97,19 @@ impl<'d> State<'d> {
         if let Some(r) = self.names[i] {
             return r;
         }
-        let r = self.doc.lookup_name(key.namespace(), key.local());
+        let ns = key.namespace_index();
+        if ns >= self.namespaces.len() {
+            self.namespaces.resize(ns + 1, None);
+        }
+        let table = match self.namespaces[ns] {
+            Some(t) => t,
+            None => {
+                let t = self.doc.namespace_names(key.namespace());
+                self.namespaces[ns] = Some(t);
+                t
+            }
+        };
+        let r = table.and_then(|t| t.lookup(key.local()));
         self.names[i] = Some(r);
         r
     }
@@ -570,21 +586,23 @@ impl<'d> State<'d> {
     /// The nodes of a node-selecting expression in document order without duplicates,
     /// walked without intermediate sequences, for the shapes the walker takes (a path, a
     /// union of paths, either cached). `None`: use the general evaluator.
-    pub(crate) fn select_walk(&mut self, ir: &Ir, f: &Focus) -> R<Option<Vec<NodeId>>> {
+    /// `out` is cleared first; false: use the general evaluator (`out` is then cleared).
+    pub(crate) fn select_walk(&mut self, ir: &Ir, f: &Focus, out: &mut Vec<NodeId>) -> R<bool> {
         let ir = match ir {
             Ir::Cached(_, inner) => inner,
             other => other,
         };
-        let mut out = Vec::new();
-        if !self.walk_union(ir, f, &mut out)? {
-            return Ok(None);
+        out.clear();
+        if !self.walk_union(ir, f, out)? {
+            out.clear();
+            return Ok(false);
         }
         let union = matches!(ir, Ir::Set(SetOp::Union, ..));
         if union || !out.windows(2).all(|w| w[0] < w[1]) {
             out.sort_unstable();
             out.dedup();
         }
-        Ok(Some(out))
+        Ok(true)
     }
 
     /// Walk every operand of a chain of unions, left to right, into `out` (no list of the
@@ -984,7 +1002,7 @@ impl<'d> State<'d> {
                     Item::Atomic(a) => Cow::Owned(a.display()),
                 })
             }
-            Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned(s.to_string())),
+            Ir::Literal(Atomic::String(s)) => return Ok(Cow::Owned((**s).to_owned())),
             // Variables (`$currency` in the code-list tests) read in place, not copied.
             Ir::Global(s) => return seq_string(doc, self.global_ref(*s as usize)?),
             Ir::Local(s) => return seq_string(doc, &self.locals[*s as usize]),
@@ -1042,7 +1060,7 @@ impl<'d> State<'d> {
                 if let Some(a) = self.single_atomic(ir, f)? {
                     return Ok(match a {
                         None => Cow::Borrowed(""),
-                        Some(Atomic::String(s) | Atomic::Untyped(s)) => Cow::Owned(s.to_string()),
+                        Some(Atomic::String(s) | Atomic::Untyped(s)) => Cow::Owned((*s).to_owned()),
                         Some(other) => Cow::Owned(other.display()),
                     });
                 }
@@ -1454,6 +1472,8 @@ impl<'d> State<'d> {
     }
 }
 
+// Inlined: the descendant walks of rule contexts call it for every node of the document.
+#[inline]
 fn node_test(
     doc: &Document,
     m: NodeId,

@@ -18,6 +18,9 @@ pub struct NameKey(&'static NameEntry);
 #[derive(Debug)]
 pub struct NameEntry {
     id: u32,
+    /// Dense index of the namespace URI among all keys' namespaces, so that a document
+    /// resolves each namespace once instead of hashing the long URI for every name.
+    ns_id: u32,
     namespace: Box<str>,
     local: Box<str>,
 }
@@ -34,7 +37,11 @@ impl std::hash::Hash for NameKey {
     }
 }
 
-type NameTable = std::collections::HashMap<(Box<str>, Box<str>), &'static NameEntry>;
+#[derive(Default)]
+struct NameTable {
+    keys: std::collections::HashMap<(Box<str>, Box<str>), &'static NameEntry>,
+    namespaces: std::collections::HashMap<Box<str>, u32>,
+}
 
 fn names() -> &'static Mutex<NameTable> {
     static TABLE: OnceLock<Mutex<NameTable>> = OnceLock::new();
@@ -47,22 +54,30 @@ impl NameKey {
     pub fn intern(namespace: &str, local: &str) -> NameKey {
         let mut t = names().lock().unwrap_or_else(|e| e.into_inner());
         let key = (Box::from(namespace), Box::from(local));
-        if let Some(e) = t.get(&key) {
+        if let Some(e) = t.keys.get(&key) {
             return NameKey(e);
         }
+        let next_ns = t.namespaces.len() as u32;
+        let ns_id = *t.namespaces.entry(Box::from(namespace)).or_insert(next_ns);
         let id = NAME_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let entry: &'static NameEntry = Box::leak(Box::new(NameEntry {
             id,
+            ns_id,
             namespace: Box::from(namespace),
             local: Box::from(local),
         }));
-        t.insert(key, entry);
+        t.keys.insert(key, entry);
         NameKey(entry)
     }
 
     /// Dense index of this name (0 .. [`NameKey::count`]).
     pub fn index(self) -> usize {
         self.0.id as usize
+    }
+
+    /// Dense index of the namespace URI (equal URIs, equal indexes).
+    pub fn namespace_index(self) -> usize {
+        self.0.ns_id as usize
     }
 
     pub fn namespace(self) -> &'static str {

@@ -442,6 +442,20 @@ impl<'d> Evaluator<'d> {
 
     /// Nodes in document order (error if the result holds atomic values).
     pub fn select_nodes(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
+        let mut out = Vec::new();
+        self.select_nodes_into(e, context, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Evaluator::select_nodes`] into `out` (cleared first), so that a caller selecting
+    /// many rule contexts reuses one buffer instead of allocating a list per rule.
+    pub fn select_nodes_into(
+        &mut self,
+        e: &Expr,
+        context: NodeId,
+        out: &mut Vec<NodeId>,
+    ) -> Result<(), EvalError> {
+        out.clear();
         if let Body::Native {
             ir,
             locals,
@@ -451,41 +465,54 @@ impl<'d> Evaluator<'d> {
         {
             if let Some(g) = empty_guard {
                 if self.guard_holds(g) {
-                    return Ok(Vec::new());
+                    return Ok(());
                 }
             }
             if self.state.locals.len() < *locals as usize {
                 self.state.locals.resize(*locals as usize, Vec::new());
             }
             // Rule contexts are mostly plain paths: walk them into a node list directly.
-            if let Some(nodes) = self.state.select_walk(ir, &Focus::node(context))? {
-                return Ok(nodes);
+            if self.state.select_walk(ir, &Focus::node(context), out)? {
+                return Ok(());
             }
         }
         let v = self.eval(e, context)?;
-        let mut out = Vec::with_capacity(v.len());
+        out.reserve(v.len());
         for it in v {
             match it {
                 Item::Node(n) => out.push(n),
                 Item::Atomic(_) => {
+                    out.clear();
                     return Err(EvalError {
                         code: "XPTY0019".into(),
                         message: "a rule context must select nodes".into(),
-                    })
+                    });
                 }
             }
         }
         out.sort_unstable();
         out.dedup();
-        Ok(out)
+        Ok(())
     }
 
     /// The nodes a Schematron rule context matches: like [`Evaluator::select_nodes`], but a
     /// dynamic error inside a predicate makes the pattern not match that node (XSLT
     /// pattern semantics) instead of failing the whole selection.
     pub fn select_matching(&mut self, e: &Expr, context: NodeId) -> Result<Vec<NodeId>, EvalError> {
+        let mut out = Vec::new();
+        self.select_matching_into(e, context, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Evaluator::select_matching`] into `out` (cleared first).
+    pub fn select_matching_into(
+        &mut self,
+        e: &Expr,
+        context: NodeId,
+        out: &mut Vec<NodeId>,
+    ) -> Result<(), EvalError> {
         let before = std::mem::replace(&mut self.state.lenient_predicates, true);
-        let r = self.select_nodes(e, context);
+        let r = self.select_nodes_into(e, context, out);
         self.state.lenient_predicates = before;
         r
     }

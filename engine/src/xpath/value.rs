@@ -104,7 +104,9 @@ impl Atomic {
     /// Canonical lexical form.
     pub fn display(&self) -> String {
         match self {
-            Atomic::String(s) | Atomic::Untyped(s) => s.to_string(),
+            // `str::to_owned`, not `to_string`: `Arc<str>` has no `ToString` fast path and
+            // would go through the formatting machinery (hot: string values of literals).
+            Atomic::String(s) | Atomic::Untyped(s) => (**s).to_owned(),
             Atomic::Boolean(b) => b.to_string(),
             Atomic::Integer(i) => i.to_string(),
             Atomic::Decimal(d) => lexical::format_decimal(*d),
