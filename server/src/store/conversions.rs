@@ -124,14 +124,8 @@ impl Store {
         tenant_id: &str,
         id: &str,
     ) -> Result<Option<ConversionRecord>, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM conversions WHERE tenant_id = $1 AND id = $2"
-        ))
-        .bind(tenant_id)
-        .bind(id)
-        .fetch_optional(self.pool())
-        .await?;
-        Ok(row.map(|r| ConversionRecord::from_row(&r)).transpose()?)
+        self.first_conversion("tenant_id = $1 AND id = $2", tenant_id, id)
+            .await
     }
 
     /// The tenant's conversions, newest first, optionally of one status; without the XML,
@@ -142,29 +136,16 @@ impl Store {
         status: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ConversionRecord>, StoreError> {
-        let rows = match status {
-            Some(s) => {
-                sqlx::query(&format!(
-                "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 AND status = $2 \
-                     ORDER BY created_at DESC, position LIMIT $3"
-            ))
-                .bind(tenant_id)
-                .bind(s)
-                .bind(limit)
-                .fetch_all(self.pool())
-                .await?
-            }
-            None => {
-                sqlx::query(&format!(
-                    "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 \
-                     ORDER BY created_at DESC, position LIMIT $2"
-                ))
-                .bind(tenant_id)
-                .bind(limit)
-                .fetch_all(self.pool())
-                .await?
-            }
-        };
+        // An empty status matches every conversion (statuses are never empty).
+        let rows = sqlx::query(&format!(
+            "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 \
+             AND ($2 = '' OR status = $2) ORDER BY created_at DESC, position LIMIT $3"
+        ))
+        .bind(tenant_id)
+        .bind(status.unwrap_or(""))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
         Ok(rows
             .iter()
             .map(ConversionRecord::from_row)
@@ -177,12 +158,22 @@ impl Store {
         tenant_id: &str,
         xml_sha256: &str,
     ) -> Result<Option<ConversionRecord>, StoreError> {
+        self.first_conversion("tenant_id = $1 AND xml_sha256 = $2", tenant_id, xml_sha256)
+            .await
+    }
+
+    /// The newest conversion matching `condition` on two text parameters.
+    async fn first_conversion(
+        &self,
+        condition: &str,
+        first: &str,
+        second: &str,
+    ) -> Result<Option<ConversionRecord>, StoreError> {
         let row = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM conversions WHERE tenant_id = $1 AND xml_sha256 = $2 \
-             ORDER BY created_at DESC LIMIT 1"
+            "SELECT {COLUMNS} FROM conversions WHERE {condition} ORDER BY created_at DESC LIMIT 1"
         ))
-        .bind(tenant_id)
-        .bind(xml_sha256)
+        .bind(first)
+        .bind(second)
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(|r| ConversionRecord::from_row(&r)).transpose()?)

@@ -48,7 +48,7 @@ pub(super) fn table(base: Base) -> Vec<Option<char>> {
 }
 
 /// Glyph names used by /Differences arrays: the Adobe names of ASCII, Latin-1 and the
-/// Central European letters, plus the `uniXXXX` / `uXXXX` conventions.
+/// Central European letters, plus the `uni` + four hex digits and `u` + hex conventions.
 pub(super) fn glyph_char(name: &str) -> Option<char> {
     if name.chars().count() == 1 {
         return name.chars().next().filter(|c| c.is_ascii_alphabetic());
