@@ -62,14 +62,6 @@ async fn serve(app: Router) -> String {
     support::serve_stub(app).await
 }
 
-/// An address where nothing listens.
-async fn closed_port() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    format!("http://{addr}")
-}
-
 type Q = Query<HashMap<String, String>>;
 
 async fn rpo(stub: Stub) -> String {
@@ -324,7 +316,7 @@ const RUZ: usize = 1;
 const RPVS: usize = 2;
 const FS: usize = 3;
 
-/// Stubs with the given behaviours; `None` is a register at a closed port.
+/// Stubs with the given behaviours; `None` is a register that is down.
 async fn registers(b: [Option<Behaviour>; 4]) -> Registers {
     let calls: [Arc<AtomicUsize>; 4] = Default::default();
     let stub = |i: usize| Stub {
@@ -335,7 +327,7 @@ async fn registers(b: [Option<Behaviour>; 4]) -> Registers {
         if b[i].is_some() {
             u
         } else {
-            closed_port().await
+            support::dead_endpoint().await
         }
     };
     let config = CompanyConfig {

@@ -536,7 +536,7 @@ async fn start_directory(names: HashMap<String, String>) -> String {
     support::serve_stub(app).await
 }
 
-/// An address where nothing listens (bound, then released).
+/// A UDP address where no DNS server answers (bound, then released).
 async fn closed_port() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     listener.local_addr().unwrap()
@@ -608,7 +608,7 @@ async fn network() -> Network {
         Group::InternalHrefs(vec![(BIS_INVOICE, active()), (BIS_CREDIT_NOTE, active())]),
     );
     let smp = start_smp(participants).await;
-    let down = format!("http://{}", closed_port().await);
+    let down = support::dead_endpoint().await;
     let name = |id: &str| dns_name(&ParticipantId::parse(id).unwrap(), ZONE);
     let mut records: Vec<(String, String)> = [
         READY,

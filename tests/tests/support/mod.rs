@@ -166,6 +166,22 @@ pub async fn serve_stub(app: axum::Router) -> String {
     format!("http://{addr}")
 }
 
+/// The base URL of a register that is down: it accepts a connection and closes it
+/// without a word. The port stays held for the whole test process, so no other test's
+/// server can take it over (a port bound and released could be reused in between).
+pub async fn dead_endpoint() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            drop(stream);
+        }
+    });
+    format!("http://{addr}")
+}
+
 /// Send a request and read its JSON body (the status is the test's business elsewhere).
 pub trait JsonBody {
     fn value(self) -> impl std::future::Future<Output = Value>;
