@@ -1,5 +1,7 @@
 //! Time every rule context and test of a profile on one document, most expensive first:
-//! `cargo run --release -p invex-benches --example rule_costs -- FILE [PROFILE]`.
+//! `cargo run --release -p invex-benches --example rule_costs -- FILE [PROFILE] [REPEAT] [TOP]`.
+//! Each context and test is run REPEAT times (default 200) so that the timer's own cost
+//! does not dominate sub-microsecond rules; the figures are per single run.
 use std::time::{Duration, Instant};
 
 use invex_engine::document::Document;
@@ -12,6 +14,12 @@ fn main() {
         .next()
         .unwrap_or_else(|| "examples/invoice-sk.xml".into());
     let profile = args.next().unwrap_or_else(|| "en16931-ubl".into());
+    let repeat: u32 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200)
+        .max(1);
+    let top: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(25);
     let dir = std::env::var("INVEX_RULEPACKS").unwrap_or_else(|_| "rulepacks".into());
     let catalog = Catalog::load(std::path::Path::new(&dir)).expect("packs compile");
     let ruleset = catalog.ruleset(&profile).expect("profile exists");
@@ -26,16 +34,27 @@ fn main() {
             for pattern in &pack.patterns {
                 for rule in &pattern.rules {
                     let t = Instant::now();
-                    let nodes = ev
-                        .select_nodes(&rule.context, doc.root())
-                        .unwrap_or_default();
-                    costs.push((t.elapsed(), format!("context {}", rule.context_source)));
+                    let mut nodes = Vec::new();
+                    for _ in 0..repeat {
+                        nodes = ev
+                            .select_nodes(&rule.context, doc.root())
+                            .unwrap_or_default();
+                    }
+                    costs.push((
+                        t.elapsed() / repeat,
+                        format!("context {}", rule.context_source),
+                    ));
                     for c in &rule.checks {
                         let t = Instant::now();
-                        for n in &nodes {
-                            let _ = ev.eval_boolean(&c.test, *n);
+                        for _ in 0..repeat {
+                            for n in &nodes {
+                                let _ = std::hint::black_box(ev.eval_boolean(&c.test, *n));
+                            }
                         }
-                        costs.push((t.elapsed(), format!("{} on {} node(s)", c.id, nodes.len())));
+                        costs.push((
+                            t.elapsed() / repeat,
+                            format!("{} on {} node(s)", c.id, nodes.len()),
+                        ));
                     }
                 }
             }
@@ -45,7 +64,7 @@ fn main() {
     costs.sort_by_key(|c| std::cmp::Reverse(c.0));
     let total: Duration = costs.iter().map(|c| c.0).sum();
     println!("total {total:?}");
-    for (d, what) in costs.iter().take(25) {
+    for (d, what) in costs.iter().take(top) {
         println!("{d:>12?}  {what}");
     }
 }

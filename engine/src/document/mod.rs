@@ -23,6 +23,8 @@
 //! - A document without a root element yields `ParseError::NoRootElement`.
 //! - Node accessors take ids handed out by the same document; a foreign or out-of-range id
 //!   panics (an indexing error), exactly like indexing a slice. Parsing never panics.
+//! - Name strings that many documents use live once in a bounded process-wide table
+//!   (`shared.rs`); a document refers to them, and keeps its own copies of the others.
 //! - Memory: the document keeps one copy of the source text (text spans point into it when
 //!   no unescaping was needed) plus ~36 bytes per node.
 
@@ -32,6 +34,7 @@ use std::sync::OnceLock;
 mod lines;
 mod names;
 mod parse;
+mod shared;
 #[cfg(test)]
 mod tests;
 
@@ -45,12 +48,12 @@ pub struct NameId(pub u32);
 
 /// The interned names of one namespace of a document (see [`Document::namespace_names`]).
 #[derive(Clone, Copy)]
-pub struct NamespaceNames<'d>(&'d names::FastMap<Box<str>, u32>);
+pub struct NamespaceNames<'d>(names::Namespace<'d>);
 
 impl NamespaceNames<'_> {
     /// The id of `{namespace}local`, if some node has that name.
     pub fn lookup(self, local: &str) -> Option<NameId> {
-        self.0.get(local).copied().map(NameId)
+        self.0.lookup(local).map(NameId)
     }
 }
 
@@ -186,8 +189,8 @@ pub struct Document {
     /// Length of the source part of `text`.
     src_len: u32,
     names: names::NameTable,
-    elements_by_name: Vec<Vec<NodeId>>,
-    attributes_by_name: Vec<Vec<NodeId>>,
+    elements_by_name: ByName,
+    attributes_by_name: ByName,
     document_element: u32,
     /// Byte offsets of line starts, built on the first `line_column` call.
     line_starts: OnceLock<Vec<u32>>,
@@ -329,14 +332,12 @@ impl Document {
     }
     /// All ELEMENTS with this name, in document order.
     pub fn elements_named(&self, name: NameId) -> &[NodeId] {
-        self.elements_by_name
-            .get(name.0 as usize)
-            .map_or(&[], |v| v.as_slice())
+        self.elements_by_name.get(name)
     }
     /// Child elements of the document element with this name, in document order.
     pub fn document_element_children_named(&self, name: NameId) -> &[NodeId] {
         let index = self.root_children.get_or_init(|| {
-            let mut by_name: Vec<Vec<NodeId>> = vec![Vec::new(); self.elements_by_name.len()];
+            let mut by_name: Vec<Vec<NodeId>> = vec![Vec::new(); self.names.len()];
             for c in self.children(self.document_element()) {
                 if let (NodeKind::Element, Some(id)) = (self.kind(c), self.name(c)) {
                     if let Some(v) = by_name.get_mut(id.0 as usize) {
@@ -350,9 +351,7 @@ impl Document {
     }
     /// All ATTRIBUTES with this name, in document order.
     pub fn attributes_named(&self, name: NameId) -> &[NodeId] {
-        self.attributes_by_name
-            .get(name.0 as usize)
-            .map_or(&[], |v| v.as_slice())
+        self.attributes_by_name.get(name)
     }
     /// 1-based line and column of the node's start (element: its `<`; attribute: its name).
     pub fn line_column(&self, n: NodeId) -> (u32, u32) {
@@ -382,6 +381,24 @@ impl Document {
     fn span(&self, node: &Node) -> &str {
         let start = node.a as usize;
         self.text.get(start..start + node.b as usize).unwrap_or("")
+    }
+}
+
+/// Node ids grouped by name, in document order within a group: the group of name `n` is
+/// `ids[starts[n]..starts[n + 1]]` (two allocations instead of one vector per name).
+struct ByName {
+    ids: Vec<NodeId>,
+    starts: Vec<u32>,
+}
+
+impl ByName {
+    #[inline]
+    fn get(&self, name: NameId) -> &[NodeId] {
+        let i = name.0 as usize;
+        match self.starts.get(i..i + 2) {
+            Some(&[a, b]) => self.ids.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 }
 

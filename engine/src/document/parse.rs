@@ -7,9 +7,11 @@ use quick_xml::errors::{Error as XmlError, IllFormedError, SyntaxError};
 use quick_xml::events::Event;
 use quick_xml::Reader;
 
-use super::names::{self, FastMap, NameTable, XMLNS_NS, XML_NS};
+use super::names::{self, FastMap, NameTable, SeededState, XMLNS_NS, XML_NS};
+use super::shared::{self, SharedNames};
 use super::{
-    lines, Document, Limits, Node, NodeId, NodeKind, ParseError, MAX_REPRESENTABLE_DEPTH, NONE,
+    lines, ByName, Document, Limits, Node, NodeId, NodeKind, ParseError, KIND_SHIFT,
+    MAX_REPRESENTABLE_DEPTH, NONE,
 };
 
 /// Hard cap whatever the limits say: offsets are `u32`, and the text buffer (source plus
@@ -140,11 +142,64 @@ fn classes(mode: Mode) -> &'static [u8; 256] {
     }
 }
 
+/// Index of the first byte at or after `from` whose class is not 0. Runs of ordinary bytes
+/// are the common case, so they are checked eight, then four at a time.
+#[inline]
+fn skip_plain(table: &[u8; 256], raw: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(chunk) = raw.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        if w.iter().fold(0, |acc, &b| acc | table[b as usize]) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    if let Some(chunk) = raw.get(i..i + 4) {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(chunk);
+        if w.iter().fold(0, |acc, &b| acc | table[b as usize]) == 0 {
+            i += 4;
+        }
+    }
+    let rest = raw.get(i..)?;
+    rest.iter()
+        .position(|&b| table[b as usize] != 0)
+        .map(|p| i + p)
+}
+
 struct Binding<'s> {
     prefix: &'s str,
     uri: Cow<'s, str>,
     /// Index of the binding of the same prefix that this one shadows (or `NONE`).
     prev: u32,
+    ids: NsIds,
+}
+
+/// "Not looked up yet" in [`NsIds`].
+const UNSET: u32 = u32::MAX - 1;
+
+/// A namespace's index in the shared table, looked up on first use (`NONE`: not shared;
+/// `uri`, the shared copy of the URI, is then `None`).
+#[derive(Clone, Copy)]
+struct NsIds {
+    shared: u32,
+    uri: Option<&'static str>,
+}
+
+impl NsIds {
+    const UNSET: NsIds = NsIds {
+        shared: UNSET,
+        uri: None,
+    };
+}
+
+/// Where the namespace of a name comes from.
+#[derive(Clone, Copy)]
+enum Scope {
+    NoNamespace,
+    Xml,
+    Binding(u32),
 }
 
 struct Frame<'s> {
@@ -153,14 +208,64 @@ struct Frame<'s> {
     bindings_len: usize,
 }
 
-/// A raw QName as a map key, hashed with a single `write` (the hasher mixes the length).
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct RawKey<'s>(&'s str);
+/// log2 of the number of slots of [`RawCache`].
+const RAW_CACHE_BITS: u32 = 9;
 
-impl std::hash::Hash for RawKey<'_> {
+/// Raw QName → name, direct-mapped and valid while the scope generation is unchanged.
+/// Cheaper than a hash map for the few hundred names of a document; a conflict (even a
+/// contrived one) only costs a look-up in the name tables.
+struct RawCache {
+    slots: Vec<RawSlot>,
+}
+
+/// A raw name is known by its first and last 8 bytes (fewer when shorter: see [`raw_words`])
+/// and its length, which together are the whole name up to 16 bytes; longer names are also
+/// compared in the middle, against the source at `off`.
+#[derive(Clone, Copy, Default)]
+struct RawSlot {
+    w0: u64,
+    w1: u64,
+    /// Length << 1 | 1 for element names (0 for an empty slot: names are never empty).
+    key_len: u32,
+    off: u32,
+    generation: u32,
+    id: u32,
+}
+
+/// The first and last 8 bytes of a name (for shorter names: 4 and 4, or three of them),
+/// which together with the length identify names of up to 16 bytes.
+#[inline]
+fn raw_words(b: &[u8]) -> (u64, u64) {
+    let n = b.len();
+    if n >= 8 {
+        let (mut w0, mut w1) = ([0u8; 8], [0u8; 8]);
+        w0.copy_from_slice(&b[..8]);
+        w1.copy_from_slice(&b[n - 8..]);
+        (u64::from_le_bytes(w0), u64::from_le_bytes(w1))
+    } else if n >= 4 {
+        let (mut w0, mut w1) = ([0u8; 4], [0u8; 4]);
+        w0.copy_from_slice(&b[..4]);
+        w1.copy_from_slice(&b[n - 4..]);
+        (u32::from_le_bytes(w0) as u64, u32::from_le_bytes(w1) as u64)
+    } else if n > 0 {
+        let w = b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16;
+        (w, 0)
+    } else {
+        (0, 0)
+    }
+}
+
+impl RawCache {
+    fn new() -> Self {
+        RawCache {
+            slots: vec![RawSlot::default(); 1 << RAW_CACHE_BITS],
+        }
+    }
+
     #[inline]
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write(self.0.as_bytes());
+    fn index(w0: u64, w1: u64, key_len: u32) -> usize {
+        let h = (w0 ^ w1.rotate_left(29) ^ key_len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> (64 - RAW_CACHE_BITS)) as usize
     }
 }
 
@@ -171,24 +276,35 @@ struct RawAttr<'s> {
     value_off: usize,
 }
 
+/// Per-name counters kept while parsing.
+#[derive(Clone, Copy)]
+struct PerName {
+    elements: u32,
+    attributes: u32,
+    /// The last element that had an attribute with this name (duplicate detection).
+    attr_seen: u32,
+}
+
 struct Builder<'s> {
     src: &'s str,
     nodes: Vec<Node>,
     text: String,
     names: NameTable,
-    elements_by_name: Vec<Vec<NodeId>>,
-    attributes_by_name: Vec<Vec<NodeId>>,
-    /// Per name: the last element that had an attribute with it (duplicate detection).
-    attr_seen: Vec<u32>,
-    /// Raw QName → (scope generation, name); valid while the generation is current.
-    elem_cache: FastMap<RawKey<'s>, (u32, u32)>,
-    attr_cache: FastMap<RawKey<'s>, (u32, u32)>,
+    shared: &'static SharedNames,
+    /// Ids of the empty namespace and of the `xml` prefix's (other namespaces keep theirs
+    /// in their bindings).
+    no_ns: NsIds,
+    xml_ns: NsIds,
+    per_name: Vec<PerName>,
+    raw_cache: RawCache,
     /// Bumped whenever namespace bindings change.
     scope_gen: u32,
     bindings: Vec<Binding<'s>>,
     /// Prefix ("" = default namespace) → index of its innermost binding.
     ns_map: FastMap<&'s str, u32>,
     stack: Vec<Frame<'s>>,
+    /// The node of the innermost open element (the document node when none is open).
+    parent: u32,
     attrs: Vec<RawAttr<'s>>,
     /// Text node that the next text/CDATA piece merges into (or `NONE`).
     pending_text: u32,
@@ -223,21 +339,26 @@ impl<'s> Builder<'s> {
         let names_hint = (src.len() / 64).clamp(16, 256);
         let mut text = String::with_capacity(src.len() + src.len() / 32 + 64);
         text.push_str(src);
+        // One draw of hash keys serves all maps of the document.
+        let state = SeededState::new();
+        let shared = shared::shared();
         Builder {
             src,
             nodes,
             text,
-            names: NameTable::with_capacity(names_hint),
-            elements_by_name: Vec::with_capacity(names_hint),
-            attributes_by_name: Vec::new(),
-            attr_seen: Vec::new(),
-            elem_cache: names::fast_map_with_capacity(names_hint),
-            attr_cache: names::fast_map(),
+            names: NameTable::with_capacity(names_hint, state.clone(), shared),
+            shared,
+            no_ns: NsIds::UNSET,
+            xml_ns: NsIds::UNSET,
+            per_name: Vec::with_capacity(names_hint),
+            raw_cache: RawCache::new(),
             scope_gen: 0,
             bindings: Vec::new(),
-            ns_map: names::fast_map(),
-            stack: Vec::new(),
-            attrs: Vec::new(),
+            ns_map: FastMap::with_hasher(state),
+            // Invoices nest about ten levels deep: no regrowing for typical documents.
+            stack: Vec::with_capacity(16),
+            parent: 0,
+            attrs: Vec::with_capacity(8),
             pending_text: NONE,
             document_element: NONE,
             max_depth: limits.max_depth.min(MAX_REPRESENTABLE_DEPTH - 1),
@@ -287,12 +408,12 @@ impl<'s> Builder<'s> {
                 Event::Start(e) => {
                     let content = self.slice(pos + 1, e.len())?;
                     debug_assert_eq!(content.as_bytes(), &*e);
-                    self.start(pos, content, false)?;
+                    self.start(pos, content, e.name().as_ref().len(), false)?;
                 }
                 Event::Empty(e) => {
                     let content = self.slice(pos + 1, e.len())?;
                     debug_assert_eq!(content.as_bytes(), &*e);
-                    self.start(pos, content, true)?;
+                    self.start(pos, content, e.name().as_ref().len(), true)?;
                 }
                 Event::End(e) => {
                     let name = self.slice(pos + 2, e.len())?;
@@ -486,16 +607,11 @@ impl<'s> Builder<'s> {
 
     // ----- arena helpers -------------------------------------------------------------
 
-    #[inline]
-    fn current_parent(&self) -> u32 {
-        self.stack.last().map_or(0, |f| f.node)
-    }
-
     /// Appends a child (not an attribute) of the current parent and links it.
     #[inline]
     fn add_child(&mut self, kind: NodeKind, name: u32, offset: usize, a: u32, b: u32) -> u32 {
         let id = self.nodes.len() as u32;
-        let parent = self.current_parent();
+        let parent = self.parent;
         let depth = self.stack.len() as u32 + 1;
         let prev = self.nodes[parent as usize].b;
         if prev != NONE {
@@ -518,32 +634,91 @@ impl<'s> Builder<'s> {
 
     // ----- elements ------------------------------------------------------------------
 
-    fn start(&mut self, pos: usize, content: &'s str, empty: bool) -> PResult<()> {
+    /// A start tag: `content` lies between `<` and `>` (or `/>`), and its first `name_len`
+    /// bytes are the name (the tokenizer has measured it already).
+    #[inline(always)]
+    fn start(&mut self, pos: usize, content: &'s str, name_len: usize, empty: bool) -> PResult<()> {
         self.pending_text = NONE;
-        if self.stack.is_empty() && self.document_element != NONE {
-            return Err(self.err(
+        let depth = self.stack.len() + 1;
+        if (depth == 1 && self.document_element != NONE) || depth > self.max_depth {
+            return Err(self.start_refused(pos, depth));
+        }
+        debug_assert!(name_len <= content.len());
+        debug_assert_eq!(
+            name_len,
+            content.bytes().position(is_ws).unwrap_or(content.len())
+        );
+        if name_len == content.len() && name_len > 0 {
+            return self.element_without_attrs(pos, content, empty, depth);
+        }
+        self.start_with_attrs(pos, content, name_len, empty, depth)
+    }
+
+    #[cold]
+    fn start_refused(&self, pos: usize, depth: usize) -> ParseError {
+        if depth == 1 && self.document_element != NONE {
+            return self.err(
                 pos,
                 "only one root element is allowed; found another element after it",
-            ));
+            );
         }
-        let depth = self.stack.len() + 1;
-        if depth > self.max_depth {
-            let (line, column) = self.line_col(pos);
-            return Err(ParseError::TooDeep {
-                line,
-                column,
-                limit: self.max_depth,
-            });
+        let (line, column) = self.line_col(pos);
+        ParseError::TooDeep {
+            line,
+            column,
+            limit: self.max_depth,
         }
-        let cb = content.as_bytes();
-        let name_len = cb.iter().position(|&b| is_ws(b)).unwrap_or(cb.len());
-        let raw_name = &content[..name_len];
+    }
+
+    /// A start tag with something after its name (attributes, or only whitespace), or an
+    /// empty name.
+    fn start_with_attrs(
+        &mut self,
+        pos: usize,
+        content: &'s str,
+        name_len: usize,
+        empty: bool,
+        depth: usize,
+    ) -> PResult<()> {
+        let Some(raw_name) = content.get(..name_len) else {
+            return Err(self.err(pos, "internal error: inconsistent tokenizer position"));
+        };
         let mut attrs = std::mem::take(&mut self.attrs);
         attrs.clear();
         let result = self.element_with_attrs(pos, content, raw_name, &mut attrs, empty, depth);
         attrs.clear();
         self.attrs = attrs;
         result
+    }
+
+    /// The common case of [`Self::element_with_attrs`]: nothing after the name, so nothing
+    /// to split, declare or add (`raw_name` is not empty).
+    #[inline(always)]
+    fn element_without_attrs(
+        &mut self,
+        pos: usize,
+        raw_name: &'s str,
+        empty: bool,
+        depth: usize,
+    ) -> PResult<()> {
+        let name = self.resolve(raw_name, pos + 1, true)?;
+        let id = self.add_child(NodeKind::Element, name, pos, NONE, NONE);
+        self.per_name[name as usize].elements += 1;
+        let node = &mut self.nodes[id as usize];
+        node.a = id + 1;
+        node.end = id + 1;
+        if depth == 1 {
+            self.document_element = id;
+        }
+        if !empty {
+            self.parent = id;
+            self.stack.push(Frame {
+                node: id,
+                raw_name,
+                bindings_len: self.bindings.len(),
+            });
+        }
+        Ok(())
     }
 
     fn element_with_attrs(
@@ -573,7 +748,7 @@ impl<'s> Builder<'s> {
         }
         let name = self.resolve(raw_name, pos + 1, true)?;
         let id = self.add_child(NodeKind::Element, name, pos, NONE, NONE);
-        self.elements_by_name[name as usize].push(NodeId(id));
+        self.per_name[name as usize].elements += 1;
         if plain_attrs > 0 {
             let attr_depth = Node::pack(NodeKind::Attribute, depth as u32 + 1);
             for a in attrs.iter() {
@@ -581,7 +756,8 @@ impl<'s> Builder<'s> {
                     continue;
                 }
                 let aname = self.resolve(a.name, a.name_off, false)?;
-                if self.attr_seen[aname as usize] == id {
+                let per_name = &mut self.per_name[aname as usize];
+                if per_name.attr_seen == id {
                     return Err(self.err(
                         a.name_off,
                         format!(
@@ -591,7 +767,8 @@ impl<'s> Builder<'s> {
                         ),
                     ));
                 }
-                self.attr_seen[aname as usize] = id;
+                per_name.attr_seen = id;
+                per_name.attributes += 1;
                 let (va, vb) = self.span_for(a.value, a.value_off, Mode::Attr)?;
                 let aid = self.nodes.len() as u32;
                 self.nodes.push(Node {
@@ -605,7 +782,6 @@ impl<'s> Builder<'s> {
                     a: va,
                     b: vb,
                 });
-                self.attributes_by_name[aname as usize].push(NodeId(aid));
             }
         }
         let after_attrs = self.nodes.len() as u32;
@@ -620,6 +796,7 @@ impl<'s> Builder<'s> {
                 self.pop_bindings(bindings_len);
             }
         } else {
+            self.parent = id;
             self.stack.push(Frame {
                 node: id,
                 raw_name,
@@ -753,7 +930,12 @@ impl<'s> Builder<'s> {
                 format!("duplicate namespace declaration `{}`", short(a.name)),
             ));
         }
-        self.bindings.push(Binding { prefix, uri, prev });
+        self.bindings.push(Binding {
+            prefix,
+            uri,
+            prev,
+            ids: NsIds::UNSET,
+        });
         Ok(())
     }
 
@@ -770,31 +952,110 @@ impl<'s> Builder<'s> {
     }
 
     /// Resolves a raw QName (element or attribute) to an interned name.
+    /// `off` is where `raw` starts in the source.
+    #[inline(always)]
     fn resolve(&mut self, raw: &'s str, off: usize, element: bool) -> PResult<u32> {
-        let cache = if element {
-            &self.elem_cache
-        } else {
-            &self.attr_cache
-        };
-        if let Some(&(generation, id)) = cache.get(&RawKey(raw)) {
-            if generation == self.scope_gen {
-                return Ok(id);
+        let b = raw.as_bytes();
+        let (w0, w1) = raw_words(b);
+        let key_len = (b.len() as u32) << 1 | element as u32;
+        let index = RawCache::index(w0, w1, key_len);
+        if let Some(slot) = self.raw_cache.slots.get(index) {
+            if slot.w0 == w0
+                && slot.w1 == w1
+                && slot.key_len == key_len
+                && slot.generation == self.scope_gen
+                && (b.len() <= 16 || self.same_middle(raw, slot.off as usize))
+            {
+                return Ok(slot.id);
             }
         }
+        self.resolve_uncached(raw, off, element, index, (w0, w1))
+    }
+
+    /// [`Self::resolve`] for a name not in the raw-name cache; caches it in slot `index`.
+    fn resolve_uncached(
+        &mut self,
+        raw: &'s str,
+        off: usize,
+        element: bool,
+        index: usize,
+        (w0, w1): (u64, u64),
+    ) -> PResult<u32> {
+        let key_len = (raw.len() as u32) << 1 | element as u32;
+        let id = match self.resolve_shared(raw, off, element)? {
+            Some(id) => id,
+            None => self.resolve_checked(raw, off, element)?,
+        };
+        if let Some(slot) = self.raw_cache.slots.get_mut(index) {
+            *slot = RawSlot {
+                w0,
+                w1,
+                key_len,
+                off: off as u32,
+                generation: self.scope_gen,
+                id,
+            };
+        }
+        Ok(id)
+    }
+
+    /// Whether `raw` (longer than 16 bytes) equals the source at `off` between its first
+    /// and last 8 bytes (the caller has compared those and the length).
+    #[inline]
+    fn same_middle(&self, raw: &str, off: usize) -> bool {
+        let n = raw.len();
+        self.src.as_bytes().get(off + 8..off + n - 8) == raw.as_bytes().get(8..n - 8)
+    }
+
+    /// A name found in the shared table (None: not there). Only checked names are shared,
+    /// so none of the checks of [`Self::resolve_checked`] can fail for it; the prefix only
+    /// selects the namespace.
+    fn resolve_shared(&mut self, raw: &'s str, off: usize, element: bool) -> PResult<Option<u32>> {
+        let scope = match raw.bytes().position(|b| b == b':') {
+            None if element => self.default_scope(),
+            None => Scope::NoNamespace,
+            Some(0) => return Ok(None),
+            Some(i) => {
+                let prefix = &raw[..i];
+                if prefix == "xml" {
+                    Scope::Xml
+                } else {
+                    match self.binding_of(prefix) {
+                        Some(b) => Scope::Binding(b),
+                        None => return Ok(None),
+                    }
+                }
+            }
+        };
+        let shared_ns = self.shared_ns(scope);
+        if shared_ns == NONE {
+            return Ok(None);
+        }
+        let Some(shared) = self.shared.lookup(shared_ns, raw) else {
+            return Ok(None);
+        };
+        let (id, new) = self.names.intern_shared(shared);
+        if new {
+            let q = shared.qname();
+            self.new_name_slots(q.namespace.len() + q.local.len() + q.prefix.len(), off)?;
+        }
+        Ok(Some(id))
+    }
+
+    /// Checks and resolves a name, then interns it (shared if there is room).
+    fn resolve_checked(&mut self, raw: &'s str, off: usize, element: bool) -> PResult<u32> {
         let what = if element { "element" } else { "attribute" };
         let Some((prefix, local)) = names::split_qname(raw) else {
             return Err(self.err(off, format!("`{}` is not a valid {what} name", short(raw))));
         };
-        let ns: &str = if prefix.is_empty() {
+        let scope = if prefix.is_empty() {
             if element {
-                self.ns_map
-                    .get("")
-                    .map_or("", |&i| &self.bindings[i as usize].uri)
+                self.default_scope()
             } else {
-                ""
+                Scope::NoNamespace
             }
         } else if prefix == "xml" {
-            XML_NS
+            Scope::Xml
         } else if prefix == "xmlns" {
             return Err(self.err(
                 off,
@@ -804,8 +1065,8 @@ impl<'s> Builder<'s> {
                 ),
             ));
         } else {
-            match self.ns_map.get(prefix) {
-                Some(&i) => &self.bindings[i as usize].uri,
+            match self.binding_of(prefix) {
+                Some(i) => Scope::Binding(i),
                 None => {
                     return Err(self.err(
                         off,
@@ -818,18 +1079,79 @@ impl<'s> Builder<'s> {
                 }
             }
         };
-        let name_len = ns.len() + local.len() + prefix.len();
-        let (id, new) = self.names.intern(ns, local, prefix);
+        let shared_ns = self.shared_ns(scope);
+        let shared_uri = self.ns_ids(scope).uri;
+        let uri: &str = match scope {
+            Scope::NoNamespace => "",
+            Scope::Xml => XML_NS,
+            Scope::Binding(i) => &self.bindings[i as usize].uri,
+        };
+        let name_len = uri.len() + local.len() + prefix.len();
+        let shared = match shared_uri {
+            Some(shared_uri) if shared_ns != NONE => self
+                .shared
+                .insert(shared_ns, shared_uri, raw, prefix, local),
+            _ => None,
+        };
+        let (id, new) = match shared {
+            Some(shared) => self.names.intern_shared(shared),
+            None => {
+                let shared_ns = (shared_ns != NONE).then_some(shared_ns);
+                self.names.intern(shared_ns, uri, local, prefix)
+            }
+        };
         if new {
             self.new_name_slots(name_len, off)?;
         }
-        let cache = if element {
-            &mut self.elem_cache
-        } else {
-            &mut self.attr_cache
-        };
-        cache.insert(RawKey(raw), (self.scope_gen, id));
         Ok(id)
+    }
+
+    /// The scope of an unprefixed element name.
+    fn default_scope(&self) -> Scope {
+        self.binding_of("")
+            .map_or(Scope::NoNamespace, Scope::Binding)
+    }
+
+    /// Index of the innermost binding of `prefix` ("": the default namespace).
+    #[inline]
+    fn binding_of(&self, prefix: &str) -> Option<u32> {
+        // Documents declare a handful of prefixes: scanning them beats hashing the prefix.
+        if self.bindings.len() <= 8 {
+            return self
+                .bindings
+                .iter()
+                .rposition(|b| same_name(b.prefix, prefix))
+                .map(|i| i as u32);
+        }
+        self.ns_map.get(prefix).copied()
+    }
+
+    fn ns_ids(&mut self, scope: Scope) -> &mut NsIds {
+        match scope {
+            Scope::NoNamespace => &mut self.no_ns,
+            Scope::Xml => &mut self.xml_ns,
+            Scope::Binding(i) => &mut self.bindings[i as usize].ids,
+        }
+    }
+
+    /// The scope's namespace in the shared table (`NONE`: not shared).
+    fn shared_ns(&mut self, scope: Scope) -> u32 {
+        let known = self.ns_ids(scope).shared;
+        if known != UNSET {
+            return known;
+        }
+        let shared = self.shared;
+        let found = match scope {
+            Scope::NoNamespace => shared.namespace(""),
+            Scope::Xml => shared.namespace(XML_NS),
+            Scope::Binding(i) => shared.namespace(&self.bindings[i as usize].uri),
+        };
+        let ids = self.ns_ids(scope);
+        (ids.shared, ids.uri) = match found {
+            Some((i, uri)) => (i, Some(uri)),
+            None => (NONE, None),
+        };
+        ids.shared
     }
 
     fn new_name_slots(&mut self, name_len: usize, off: usize) -> PResult<()> {
@@ -845,9 +1167,11 @@ impl<'s> Builder<'s> {
                 ),
             ));
         }
-        self.elements_by_name.push(Vec::new());
-        self.attributes_by_name.push(Vec::new());
-        self.attr_seen.push(NONE);
+        self.per_name.push(PerName {
+            elements: 0,
+            attributes: 0,
+            attr_seen: NONE,
+        });
         Ok(())
     }
 
@@ -859,7 +1183,7 @@ impl<'s> Builder<'s> {
                 format!("closing tag `</{}>` has no matching start tag", short(name)),
             ));
         };
-        if frame.raw_name != name {
+        if !same_name(frame.raw_name, name) {
             let (line, column) = self.line_col(self.nodes[frame.node as usize].offset as usize);
             return Err(self.err(
                 pos,
@@ -871,7 +1195,10 @@ impl<'s> Builder<'s> {
                 ),
             ));
         }
-        self.nodes[frame.node as usize].end = self.nodes.len() as u32;
+        let end = self.nodes.len() as u32;
+        let node = &mut self.nodes[frame.node as usize];
+        node.end = end;
+        self.parent = node.parent;
         if self.bindings.len() != frame.bindings_len {
             self.pop_bindings(frame.bindings_len);
         }
@@ -880,6 +1207,8 @@ impl<'s> Builder<'s> {
 
     // ----- text-like nodes -----------------------------------------------------------
 
+    /// A piece of text or CDATA (`raw`, at `raw_off`; the node starts at `node_off`).
+    #[inline(always)]
     fn text_piece(
         &mut self,
         node_off: usize,
@@ -888,42 +1217,58 @@ impl<'s> Builder<'s> {
         mode: Mode,
     ) -> PResult<()> {
         if self.stack.is_empty() {
-            if mode == Mode::Raw {
-                return Err(self.err(
-                    node_off,
-                    "a CDATA section is not allowed outside the root element",
-                ));
-            }
-            if let Some(i) = raw.bytes().position(|b| !is_ws(b)) {
-                let msg = if self.document_element == NONE {
-                    "text is not allowed before the root element"
-                } else {
-                    "text is not allowed after the root element"
-                };
-                return Err(self.err(raw_off + i, msg));
-            }
-            return Ok(());
+            return self.text_outside_root(node_off, raw, raw_off, mode);
         }
         if self.pending_text != NONE {
-            let t = self.pending_text as usize;
-            let (a, b) = (self.nodes[t].a as usize, self.nodes[t].b as usize);
-            if a < self.src.len() {
-                // Still borrowed from the source: move it to the tail so pieces can append.
-                let start = self.text.len();
-                let src: &'s str = self.src;
-                self.text.push_str(&src[a..a + b]);
-                self.nodes[t].a = start as u32;
-            }
-            self.append_unescaped(raw, raw_off, mode)?;
-            let node = &mut self.nodes[t];
-            node.b = (self.text.len() - node.a as usize) as u32;
-            return Ok(());
+            return self.merge_text(raw, raw_off, mode);
         }
         let (a, b) = self.span_for(raw, raw_off, mode)?;
         if b == 0 {
             return Ok(());
         }
         self.pending_text = self.add_child(NodeKind::Text, NONE, node_off, a, b);
+        Ok(())
+    }
+
+    /// Text before or after the root element: only whitespace, and not stored.
+    fn text_outside_root(
+        &self,
+        node_off: usize,
+        raw: &'s str,
+        raw_off: usize,
+        mode: Mode,
+    ) -> PResult<()> {
+        if mode == Mode::Raw {
+            return Err(self.err(
+                node_off,
+                "a CDATA section is not allowed outside the root element",
+            ));
+        }
+        if let Some(i) = raw.bytes().position(|b| !is_ws(b)) {
+            let msg = if self.document_element == NONE {
+                "text is not allowed before the root element"
+            } else {
+                "text is not allowed after the root element"
+            };
+            return Err(self.err(raw_off + i, msg));
+        }
+        Ok(())
+    }
+
+    /// Appends a piece to the pending text node (text and CDATA next to each other).
+    fn merge_text(&mut self, raw: &'s str, raw_off: usize, mode: Mode) -> PResult<()> {
+        let t = self.pending_text as usize;
+        let (a, b) = (self.nodes[t].a as usize, self.nodes[t].b as usize);
+        if a < self.src.len() {
+            // Still borrowed from the source: move it to the tail so pieces can append.
+            let start = self.text.len();
+            let src: &'s str = self.src;
+            self.text.push_str(&src[a..a + b]);
+            self.nodes[t].a = start as u32;
+        }
+        self.append_unescaped(raw, raw_off, mode)?;
+        let node = &mut self.nodes[t];
+        node.b = (self.text.len() - node.a as usize) as u32;
         Ok(())
     }
 
@@ -959,7 +1304,9 @@ impl<'s> Builder<'s> {
             .position(|&b| !is_ws(b))
             .map_or(rb.len(), |p| target_len + p);
         let (a, b) = self.span_for(&raw[data_start..], pos + 2 + data_start, Mode::Raw)?;
-        let (name, new) = self.names.intern("", target, "");
+        let shared_ns = self.shared_ns(Scope::NoNamespace);
+        let shared_ns = (shared_ns != NONE).then_some(shared_ns);
+        let (name, new) = self.names.intern(shared_ns, "", target, "");
         if new {
             self.new_name_slots(target.len(), pos + 2)?;
         }
@@ -973,13 +1320,12 @@ impl<'s> Builder<'s> {
     #[inline]
     fn scan(&self, raw: &[u8], raw_off: usize, mode: Mode) -> PResult<Option<usize>> {
         let table = classes(mode);
-        let mut i = 0;
-        while i < raw.len() {
+        let mut from = 0;
+        while let Some(i) = skip_plain(table, raw, from) {
             match table[raw[i] as usize] {
-                0 => i += 1,
                 C_GT => {
                     self.check_cdata_end(raw, i, raw_off)?;
-                    i += 1;
+                    from = i + 1;
                 }
                 C_CTRL => return Err(self.control_char(raw[i], raw_off + i)),
                 C_LT => {
@@ -1011,7 +1357,21 @@ impl<'s> Builder<'s> {
 
     /// Text span for `raw`: borrowed from the source when nothing needs changing,
     /// otherwise the unescaped text appended to the buffer.
+    #[inline(always)]
     fn span_for(&mut self, raw: &'s str, raw_off: usize, mode: Mode) -> PResult<(u32, u32)> {
+        if skip_plain(classes(mode), raw.as_bytes(), 0).is_none() {
+            return Ok((raw_off as u32, raw.len() as u32));
+        }
+        self.span_for_special(raw, raw_off, mode)
+    }
+
+    /// [`Self::span_for`] when `raw` has a byte to check or transform.
+    fn span_for_special(
+        &mut self,
+        raw: &'s str,
+        raw_off: usize,
+        mode: Mode,
+    ) -> PResult<(u32, u32)> {
         match self.scan(raw.as_bytes(), raw_off, mode)? {
             None => Ok((raw_off as u32, raw.len() as u32)),
             Some(i) => {
@@ -1180,6 +1540,7 @@ impl<'s> Builder<'s> {
         }
         let total = self.nodes.len() as u32;
         self.nodes[0].end = total;
+        let (elements_by_name, attributes_by_name) = self.group_by_name();
         // No shrink_to_fit: copying a large arena costs more than the untouched (and so
         // never committed) spare capacity.
         Ok(Document {
@@ -1187,13 +1548,74 @@ impl<'s> Builder<'s> {
             text: self.text,
             src_len: self.src.len() as u32,
             names: self.names,
-            elements_by_name: self.elements_by_name,
-            attributes_by_name: self.attributes_by_name,
+            elements_by_name,
+            attributes_by_name,
             document_element: self.document_element,
             line_starts: std::sync::OnceLock::new(),
             root_children: std::sync::OnceLock::new(),
         })
     }
+}
+
+impl Builder<'_> {
+    /// Element and attribute ids grouped by name (a counting sort: the counts were kept
+    /// while parsing, one pass over the arena places the ids).
+    fn group_by_name(&self) -> (ByName, ByName) {
+        let n = self.per_name.len();
+        // `starts[k + 1]` is first the start of group k, then the cursor that fills it, and
+        // ends as the start of group k + 1.
+        let mut e_starts = vec![0u32; n + 1];
+        let mut a_starts = vec![0u32; n + 1];
+        let (mut e_total, mut a_total) = (0u32, 0u32);
+        for (k, p) in self.per_name.iter().enumerate() {
+            e_starts[k + 1] = e_total;
+            a_starts[k + 1] = a_total;
+            e_total += p.elements;
+            a_total += p.attributes;
+        }
+        let mut e_ids = vec![NodeId(0); e_total as usize];
+        let mut a_ids = vec![NodeId(0); a_total as usize];
+        for (i, node) in self.nodes.iter().enumerate() {
+            let kind = node.kind_depth >> KIND_SHIFT;
+            // Only elements (1) and attributes (2) have an entry.
+            if kind.wrapping_sub(1) > 1 {
+                continue;
+            }
+            let (starts, ids) = if kind == 1 {
+                (&mut e_starts, &mut e_ids)
+            } else {
+                (&mut a_starts, &mut a_ids)
+            };
+            if let Some(cursor) = starts.get_mut(node.name as usize + 1) {
+                if let Some(slot) = ids.get_mut(*cursor as usize) {
+                    *slot = NodeId(i as u32);
+                }
+                *cursor += 1;
+            }
+        }
+        (
+            ByName {
+                ids: e_ids,
+                starts: e_starts,
+            },
+            ByName {
+                ids: a_ids,
+                starts: a_starts,
+            },
+        )
+    }
+}
+
+/// `a == b`, for names (short ones are compared as words rather than by a `memcmp` call).
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len()
+        && if a.len() <= 16 {
+            raw_words(a) == raw_words(b)
+        } else {
+            a == b
+        }
 }
 
 /// `xmlns` or `xmlns:...` (a namespace declaration rather than an attribute).

@@ -411,6 +411,58 @@ fn prefix_cache_respects_scope_changes() {
 }
 
 #[test]
+fn many_prefixes_in_scope_resolve_to_the_innermost_binding() {
+    // More bindings than the parser scans linearly, with redeclarations.
+    let decls: String = (0..12)
+        .map(|i| format!(r#" xmlns:p{i}="urn:{i}""#))
+        .collect();
+    let d = parse(&format!(
+        r#"<r{decls}><p3:a/><s xmlns:p3="urn:x" xmlns:p11="urn:y"><p3:a/><p11:a/><p0:a/></s><p3:a/><p11:a/></r>"#
+    ));
+    let count = |ns| {
+        d.lookup_name(ns, "a")
+            .map_or(0, |n| d.elements_named(n).len())
+    };
+    assert_eq!(count("urn:3"), 2);
+    assert_eq!(count("urn:x"), 1);
+    assert_eq!(count("urn:y"), 1);
+    assert_eq!(count("urn:0"), 1);
+    assert_eq!(count("urn:11"), 1);
+    assert_malformed(
+        format!("<r{decls}><q:a/></r>"),
+        1,
+        5 + decls.len() as u32,
+        "namespace prefix `q` of element `q:a` is not declared",
+    );
+}
+
+#[test]
+fn similar_raw_names_are_told_apart() {
+    // Same length, first and last 8 bytes (only the middle differs), short names that
+    // differ in one byte, and one raw name as element and as attribute.
+    let d = parse(
+        r#"<r xmlns="urn:d"><abcdefgh_1_ijklmnop/><abcdefgh_2_ijklmnop/><abcdefgh_1_ijklmnop/><abc/><aXc/><ab/><ba/><abc abc="1" ab="2"/><b/></r>"#,
+    );
+    let count = |ns, local| d.elements_named(d.lookup_name(ns, local).unwrap()).len();
+    assert_eq!(count("urn:d", "abcdefgh_1_ijklmnop"), 2);
+    assert_eq!(count("urn:d", "abcdefgh_2_ijklmnop"), 1);
+    assert_eq!(count("urn:d", "abc"), 2);
+    for local in ["aXc", "ab", "ba", "b"] {
+        assert_eq!(count("urn:d", local), 1, "{local}");
+    }
+    assert_eq!(
+        d.lookup_name("", "abc")
+            .map(|n| d.attributes_named(n).len()),
+        Some(1)
+    );
+    assert_eq!(
+        d.lookup_name("urn:d", "abc")
+            .map(|n| d.attributes_named(n).len()),
+        Some(0)
+    );
+}
+
+#[test]
 fn xml_prefix_is_predeclared_and_may_be_declared_correctly() {
     let d = parse(r#"<r xmlns:xml="http://www.w3.org/XML/1998/namespace" xml:space="preserve"/>"#);
     let r = d.document_element();
@@ -737,6 +789,20 @@ fn max_depth_limit() {
             limit: 3
         })
     );
+    // A limit of 0 refuses the root element; one of 1 then a second root is the other error.
+    for (max_depth, input, expected) in [
+        (0, "<a/>", "TooDeep { line: 1, column: 1, limit: 0 }"),
+        (0, "<a><b/></a>", "TooDeep { line: 1, column: 1, limit: 0 }"),
+        (1, "<a/><b/>", "only one root element"),
+        (1, "<a><b/></a>", "TooDeep { line: 1, column: 4, limit: 1 }"),
+    ] {
+        let limits = Limits {
+            max_bytes: 1 << 20,
+            max_depth,
+        };
+        let e = Document::parse_with_limits(input.as_bytes(), &limits).unwrap_err();
+        assert!(format!("{e:?}").contains(expected), "{input}: {e:?}");
+    }
     // Default limit: 256 levels pass, 257 fail.
     let nest = |n: usize| "<a>".repeat(n) + &"</a>".repeat(n);
     assert!(Document::parse(nest(256).as_bytes()).is_ok());
@@ -787,6 +853,119 @@ fn many_distinct_names_with_a_long_namespace_are_refused() {
     }
     s += "</r>";
     assert_eq!(parse(&s).name_count(), 5001);
+}
+
+/// Every node's name as (namespace, local, prefix), for comparing documents.
+fn all_names(d: &Document) -> Vec<Option<(String, String, String)>> {
+    (0..d.len() as u32)
+        .map(|i| {
+            d.name(NodeId(i)).map(|n| {
+                let q = d.qname(n);
+                (q.namespace.clone(), q.local.clone(), q.prefix.clone())
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn names_shared_between_documents_keep_each_documents_first_prefix() {
+    // Both spellings of {urn:s}x end up in the process-wide table; each document still
+    // keeps the prefix it wrote first, and one id per expanded name.
+    let first = r#"<a:r xmlns:a="urn:s" a:k="1"><a:x/><b:x xmlns:b="urn:s" b:k="2"/></a:r>"#;
+    let second = r#"<b:r xmlns:b="urn:s" b:k="1"><b:x/><a:x xmlns:a="urn:s" a:k="2"/></b:r>"#;
+    for _ in 0..2 {
+        for (src, prefix) in [(first, "a"), (second, "b")] {
+            let d = parse(src);
+            let x = d.lookup_name("urn:s", "x").unwrap();
+            assert_eq!(d.qname(x).prefix, prefix);
+            assert_eq!(d.elements_named(x).len(), 2);
+            let k = d.lookup_name("urn:s", "k").unwrap();
+            assert_eq!(d.qname(k).prefix, prefix);
+            assert_eq!(d.attributes_named(k).len(), 2);
+            assert_eq!(d.name_count(), 3);
+        }
+    }
+    // A raw name too long to be shared and a short one for the same expanded name, in
+    // either order, are still one name.
+    let long = "p".repeat(200);
+    for (first, second) in [("a", long.as_str()), (long.as_str(), "a")] {
+        let d = parse(&format!(
+            r#"<r xmlns:a="urn:long" xmlns:{long}="urn:long"><{first}:x {first}:k="1"/><{second}:x {second}:k="2"/></r>"#
+        ));
+        let x = d.lookup_name("urn:long", "x").unwrap();
+        assert_eq!(d.elements_named(x).len(), 2);
+        assert_eq!(d.qname(x).prefix, first);
+        let k = d.lookup_name("urn:long", "k").unwrap();
+        assert_eq!(d.attributes_named(k).len(), 2);
+        assert_eq!(d.name_count(), 3);
+    }
+    // A shared name is only found under its own namespace: here `a:x` means {urn:t}x.
+    let d = parse(r#"<a:r xmlns:a="urn:t"><a:x/></a:r>"#);
+    assert!(d.lookup_name("urn:s", "x").is_none());
+    assert_eq!(d.qname(d.lookup_name("urn:t", "x").unwrap()).prefix, "a");
+}
+
+#[test]
+fn documents_parsed_concurrently_match_serial_parses() {
+    let docs: Vec<String> = (0..6)
+        .map(|k| {
+            let mut s = format!(r#"<r xmlns="urn:c{}" xmlns:q="urn:q">"#, k % 3);
+            for i in 0..40 {
+                s += &format!(
+                    r#"<e{} q:a{}="v"><q:f{}/></e{}>"#,
+                    i % 7 + k,
+                    i % 5,
+                    i % 9,
+                    i % 7 + k
+                );
+            }
+            s + "</r>"
+        })
+        .collect();
+    let expected: Vec<_> = docs.iter().map(|d| all_names(&parse(d))).collect();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let docs = docs.clone();
+            std::thread::spawn(move || {
+                (0..30)
+                    .map(|i| all_names(&parse(&docs[(i + t) % docs.len()])))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for (t, h) in handles.into_iter().enumerate() {
+        for (i, names) in h.join().unwrap().into_iter().enumerate() {
+            assert_eq!(names, expected[(i + t) % docs.len()]);
+        }
+    }
+}
+
+#[test]
+fn the_process_wide_name_table_stays_bounded() {
+    // Many distinct names, namespaces and long names: the documents parse as before, and
+    // the shared table stops growing at its limits.
+    let long = "L".repeat(300);
+    let mut s = String::from("<r>");
+    for i in 0..6000 {
+        s += &format!(
+            "<p:n{i} xmlns:p=\"urn:bound{}\" a{i}=\"1\"/><{long}{i}/>\n",
+            i % 200
+        );
+    }
+    s += "</r>";
+    let d = Document::parse(s.as_bytes()).unwrap();
+    assert_eq!(d.name_count(), 1 + 3 * 6000);
+    let n = d.lookup_name("urn:bound7", "n5807").unwrap();
+    assert_eq!(d.qname(n).prefix, "p");
+    assert_eq!(d.elements_named(n).len(), 1);
+    let (namespaces, names, bytes) = super::shared::shared().usage();
+    let (max_namespaces, max_names, max_bytes) = super::shared::LIMITS;
+    assert!(namespaces <= max_namespaces, "{namespaces} namespaces");
+    assert!(names <= max_names, "{names} names");
+    assert!(bytes <= max_bytes, "{bytes} bytes");
+    // Parsing works the same once the table is full.
+    let again = Document::parse(s.as_bytes()).unwrap();
+    assert_eq!(all_names(&again), all_names(&d));
 }
 
 // ----- malformed input -------------------------------------------------------------------
@@ -1006,6 +1185,38 @@ fn malformed_text_content() {
     assert_malformed("<r><!--\u{8}--></r>", 1, 8, "control character");
     // A `>` alone is fine in text.
     assert_eq!(parse("<r>a > b</r>").string_value(NodeId(0)), "a > b");
+}
+
+#[test]
+fn special_bytes_are_found_at_any_position_in_text() {
+    // The scanners check runs of bytes several at a time; put the byte everywhere.
+    for k in 0..24 {
+        let pad = "x".repeat(k);
+        let col = 4 + k as u32;
+        let d = parse(&format!("<r a=\"{pad}&amp;{pad}\">{pad}&lt;{pad}\r\n</r>"));
+        let r = d.document_element();
+        assert_eq!(d.string_value(r), format!("{pad}<{pad}\n"));
+        assert_eq!(
+            d.text(NodeId(d.attributes(r).start)),
+            format!("{pad}&{pad}")
+        );
+        let d = parse(&format!("<r a=\"{pad}\t{pad}\">{pad}>{pad}</r>"));
+        let r = d.document_element();
+        assert_eq!(d.string_value(r), format!("{pad}>{pad}"));
+        assert_eq!(
+            d.text(NodeId(d.attributes(r).start)),
+            format!("{pad} {pad}")
+        );
+        assert_malformed(format!("<r>{pad}\u{1}{pad}</r>"), 1, col, "U+0001");
+        assert_malformed(format!("<r>{pad}]]>{pad}</r>"), 1, col, "`]]>`");
+        assert_malformed(format!("<r>{pad}&{pad}</r>"), 1, col, "`&` must start");
+        assert_malformed(
+            format!("<r a='{pad}<'/>"),
+            1,
+            7 + k as u32,
+            "`<` is not allowed",
+        );
+    }
 }
 
 #[test]

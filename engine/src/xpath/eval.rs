@@ -91,6 +91,12 @@ impl<'d> State<'d> {
     #[inline(never)]
     fn resolve_name(&mut self, key: NameKey) -> Option<NameId> {
         let i = key.index();
+        if self.names.is_empty() {
+            self.resolve_document_names();
+            if let Some(Some(r)) = self.names.get(i) {
+                return *r;
+            }
+        }
         if i >= self.names.len() {
             self.names.resize(NameKey::count().max(i + 1), None);
         }
@@ -112,6 +118,30 @@ impl<'d> State<'d> {
         let r = table.and_then(|t| t.lookup(key.local()));
         self.names[i] = Some(r);
         r
+    }
+
+    /// Every key known now, resolved at once from the document's side: the document's
+    /// few distinct names are looked up among the keys, and every other key is marked
+    /// absent.
+    #[cold]
+    fn resolve_document_names(&mut self) {
+        let doc = self.doc;
+        let mut found = Vec::new();
+        let count = NameKey::resolve_all(
+            (0..doc.name_count()).map(|d| {
+                let id = NameId(d as u32);
+                let q = doc.qname(id);
+                (q.namespace.as_str(), q.local.as_str(), id)
+            }),
+            &mut found,
+        );
+        self.names.clear();
+        self.names.resize(count, Some(None));
+        for (k, id) in found {
+            if let Some(slot) = self.names.get_mut(k) {
+                *slot = Some(Some(id));
+            }
+        }
     }
 
     pub fn eval(&mut self, ir: &Ir, f: &Focus) -> R<Sequence> {

@@ -4,7 +4,7 @@
 //! to per-document `NameId`s lazily at evaluation time.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use super::functions::Func;
 use super::value::{ArithOp, Atomic, AtomicType, CompOp};
@@ -13,7 +13,13 @@ use super::value::{ArithOp, Atomic, AtomicType, CompOp};
 /// distinct name for the life of the process (names come from rule packs, a bounded set),
 /// so evaluation reads the strings without locking.
 #[derive(Clone, Copy, Debug)]
-pub struct NameKey(&'static NameEntry);
+pub struct NameKey {
+    /// The entry's id, held inline: the evaluator indexes its per-document table with it
+    /// for every named step and guard, and a pointer chase per look-up costs more than
+    /// the extra bytes.
+    id: u32,
+    entry: &'static NameEntry,
+}
 
 #[derive(Debug)]
 pub struct NameEntry {
@@ -27,65 +33,116 @@ pub struct NameEntry {
 
 impl PartialEq for NameKey {
     fn eq(&self, other: &Self) -> bool {
-        self.0.id == other.0.id
+        self.id == other.id
     }
 }
 impl Eq for NameKey {}
 impl std::hash::Hash for NameKey {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.id.hash(state)
+        self.id.hash(state)
     }
 }
 
+/// Namespace URI → local name → key, so that a document's names can be looked up by
+/// borrowed strings (see [`NameKey::resolve_all`]).
+/// The keys are fixed by the packs, so a document's names cannot lengthen probe sequences:
+/// an unkeyed fast hash is safe here.
 #[derive(Default)]
 struct NameTable {
-    keys: std::collections::HashMap<(Box<str>, Box<str>), &'static NameEntry>,
-    namespaces: std::collections::HashMap<Box<str>, u32>,
+    by_ns: rustc_hash::FxHashMap<Box<str>, NamespaceKeys>,
 }
 
-fn names() -> &'static Mutex<NameTable> {
-    static TABLE: OnceLock<Mutex<NameTable>> = OnceLock::new();
+struct NamespaceKeys {
+    ns_id: u32,
+    locals: rustc_hash::FxHashMap<Box<str>, &'static NameEntry>,
+}
+
+/// Written only while packs compile; read once per validated document.
+fn names() -> &'static RwLock<NameTable> {
+    static TABLE: OnceLock<RwLock<NameTable>> = OnceLock::new();
     TABLE.get_or_init(Default::default)
+}
+
+fn names_read() -> std::sync::RwLockReadGuard<'static, NameTable> {
+    names().read().unwrap_or_else(|e| e.into_inner())
 }
 
 static NAME_COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl NameKey {
     pub fn intern(namespace: &str, local: &str) -> NameKey {
-        let mut t = names().lock().unwrap_or_else(|e| e.into_inner());
-        let key = (Box::from(namespace), Box::from(local));
-        if let Some(e) = t.keys.get(&key) {
-            return NameKey(e);
+        let mut t = names().write().unwrap_or_else(|e| e.into_inner());
+        let next_ns = t.by_ns.len() as u32;
+        let keys = t
+            .by_ns
+            .entry(Box::from(namespace))
+            .or_insert_with(|| NamespaceKeys {
+                ns_id: next_ns,
+                locals: Default::default(),
+            });
+        if let Some(e) = keys.locals.get(local) {
+            return NameKey { id: e.id, entry: e };
         }
-        let next_ns = t.namespaces.len() as u32;
-        let ns_id = *t.namespaces.entry(Box::from(namespace)).or_insert(next_ns);
         let id = NAME_COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let entry: &'static NameEntry = Box::leak(Box::new(NameEntry {
             id,
-            ns_id,
+            ns_id: keys.ns_id,
             namespace: Box::from(namespace),
             local: Box::from(local),
         }));
-        t.keys.insert(key, entry);
-        NameKey(entry)
+        keys.locals.insert(Box::from(local), entry);
+        NameKey { id, entry }
+    }
+
+    /// Resolve a document's names in one pass: `names` yields each distinct (namespace,
+    /// local name) of the document with its document id. Returns the number of keys at
+    /// the time of the call and, for each name that some key denotes, (key index, id).
+    /// Every key index below the returned count that is not listed names nothing in the
+    /// document; keys interned later are not covered. A document uses far fewer names than
+    /// the packs test (absent ones mostly), so this replaces hundreds of per-key look-ups
+    /// per document with one per document name.
+    pub fn resolve_all<'a, T: Copy>(
+        names: impl Iterator<Item = (&'a str, &'a str, T)>,
+        out: &mut Vec<(usize, T)>,
+    ) -> usize {
+        let t = names_read();
+        // Read under the lock: no key can be interned between the count and the look-ups.
+        let count = NameKey::count();
+        // A document's names come from a handful of namespaces: remember the last one
+        // instead of hashing its long URI again for every name.
+        let mut last: Option<(&str, Option<&NamespaceKeys>)> = None;
+        for (ns, local, id) in names {
+            let keys = match last {
+                Some((l, k)) if l == ns => k,
+                _ => {
+                    let k = t.by_ns.get(ns);
+                    last = Some((ns, k));
+                    k
+                }
+            };
+            if let Some(e) = keys.and_then(|k| k.locals.get(local)) {
+                out.push((e.id as usize, id));
+            }
+        }
+        count
     }
 
     /// Dense index of this name (0 .. [`NameKey::count`]).
     pub fn index(self) -> usize {
-        self.0.id as usize
+        self.id as usize
     }
 
     /// Dense index of the namespace URI (equal URIs, equal indexes).
     pub fn namespace_index(self) -> usize {
-        self.0.ns_id as usize
+        self.entry.ns_id as usize
     }
 
     pub fn namespace(self) -> &'static str {
-        &self.0.namespace
+        &self.entry.namespace
     }
 
     pub fn local(self) -> &'static str {
-        &self.0.local
+        &self.entry.local
     }
 
     /// Upper bound of key indexes handed out so far.
