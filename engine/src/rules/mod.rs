@@ -330,11 +330,20 @@ impl RuleSet {
     }
 
     fn validate_inner(&self, doc: &Document) -> Report {
+        self.validate_in_regions(doc, REGION_NODES)
+    }
+
+    /// Validate with rules evaluated region by region, `region_nodes` nodes at a time (see
+    /// [`REGION_NODES`]). The report does not depend on the region size; tests check that
+    /// with tiny regions.
+    #[doc(hidden)]
+    pub fn validate_in_regions(&self, doc: &Document, region_nodes: usize) -> Report {
         let mut run = Run {
             doc,
             paths: PathBuilder::new(doc),
             findings: Vec::new(),
             claimed: Claimed::new(doc.len()),
+            region_nodes: region_nodes.max(1),
         };
         let mut names = DocumentNames::default();
         for layer in &self.layers {
@@ -343,6 +352,14 @@ impl RuleSet {
         Report::new(self.profile.clone(), self.rules_version(), run.findings, 0)
     }
 }
+
+/// Nodes per region of a document when a pack's rules are evaluated. A large document is
+/// checked one region at a time, each rule of the pack on the context nodes inside the
+/// region, so a region's part of the node arena stays in the CPU cache while hundreds of
+/// rules visit it; rule by rule over the whole document, every rule would stream the
+/// entire arena from memory again (a 10,000-line invoice has about 650,000 nodes, 23 MB).
+/// About 300 KB of nodes: a typical invoice is one region.
+const REGION_NODES: usize = 8192;
 
 fn elapsed_us(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
@@ -392,6 +409,14 @@ struct Run<'d> {
     paths: PathBuilder<'d>,
     findings: Vec<Finding>,
     claimed: Claimed,
+    region_nodes: usize,
+}
+
+/// One rule's context nodes within a layer's selection: `nodes[next..end]` are still to
+/// be checked.
+struct Span {
+    next: usize,
+    end: usize,
 }
 
 impl<'d> Run<'d> {
@@ -405,38 +430,113 @@ impl<'d> Run<'d> {
         for l in &pack.global_lets {
             ev.set_variable_lazy(l.slot, &l.expr);
         }
-        // One buffer for every rule's context nodes (a list per rule was an allocation
-        // per rule and document).
+        let first_finding = self.findings.len();
+        // Findings are reordered at the end to what rule-by-rule evaluation gives: by rule
+        // (in pack order), then document order. `batches` records which rule (its index in
+        // the pack) produced which run of findings.
+        let mut batches: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+
+        // Every rule's context nodes, in one buffer.
         let mut nodes: Vec<NodeId> = Vec::new();
+        let mut spans: Vec<Span> = Vec::new();
+        let mut selected: Vec<NodeId> = Vec::new();
         for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
             let shadowing = pattern.rules.len() > 1;
             let last = pattern.rules.len().saturating_sub(1);
             for (ri, (rule, active)) in pattern.rules.iter().zip(active_rules).enumerate() {
+                let start = nodes.len();
                 // A rule without active checks still claims its nodes (Schematron: the
                 // rule matched) when a later rule of the pattern could match them.
                 let claims = shadowing && ri < last;
-                if active.is_empty() && !claims {
-                    continue;
-                }
-                if let Err(e) = ev.select_matching_into(&rule.context, root, &mut nodes) {
-                    let at = doc.document_element();
-                    for &(i, _) in active {
-                        self.engine_error(layer, at, &rule.checks[i].id, Some("context"), &e);
+                if !active.is_empty() || claims {
+                    let from = self.findings.len();
+                    match ev.select_matching_into(&rule.context, root, &mut selected) {
+                        Ok(()) => {
+                            // Regions are walked in node order, so a rule's nodes must be
+                            // too (paths yield document order; this guards the invariant).
+                            if !selected.is_sorted() {
+                                selected.sort_unstable();
+                                selected.dedup();
+                            }
+                            nodes.extend_from_slice(&selected);
+                        }
+                        Err(e) => {
+                            let at = doc.document_element();
+                            for &(i, _) in active {
+                                self.engine_error(
+                                    layer,
+                                    at,
+                                    &rule.checks[i].id,
+                                    Some("context"),
+                                    &e,
+                                );
+                            }
+                            batches.push((spans.len(), from..self.findings.len()));
+                        }
                     }
-                    continue;
                 }
-                for &node in &nodes {
-                    if shadowing && !self.claimed.claim(node) {
-                        continue;
-                    }
-                    if !active.is_empty() {
-                        self.rule_at(layer, &mut ev, rule, active, node);
-                    }
-                }
+                spans.push(Span {
+                    next: start,
+                    end: nodes.len(),
+                });
             }
-            self.claimed.reset();
+        }
+
+        let regions = doc.len().div_ceil(self.region_nodes).max(1);
+        for region in 0..regions {
+            let bound = if region + 1 == regions {
+                usize::MAX
+            } else {
+                (region + 1) * self.region_nodes
+            };
+            let mut k = 0;
+            for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
+                let shadowing = pattern.rules.len() > 1;
+                for (rule, active) in pattern.rules.iter().zip(active_rules) {
+                    let span = &mut spans[k];
+                    let from = self.findings.len();
+                    while let Some(&node) = nodes[span.next..span.end].first() {
+                        if node.0 as usize >= bound {
+                            break;
+                        }
+                        span.next += 1;
+                        if shadowing && !self.claimed.claim(node) {
+                            continue;
+                        }
+                        if !active.is_empty() {
+                            self.rule_at(layer, &mut ev, rule, active, node);
+                        }
+                    }
+                    if self.findings.len() > from {
+                        batches.push((k, from..self.findings.len()));
+                    }
+                    k += 1;
+                }
+                // Claims only matter within a pattern, and a node lies in one region.
+                self.claimed.reset();
+            }
+        }
+        if regions > 1 {
+            self.reorder(first_finding, batches);
         }
         ev.into_names()
+    }
+
+    /// Put the findings from `first` on in rule order (stable: document order within a
+    /// rule), given the runs each rule produced.
+    fn reorder(&mut self, first: usize, mut batches: Vec<(usize, std::ops::Range<usize>)>) {
+        if batches.windows(2).all(|w| w[0].0 <= w[1].0) {
+            return;
+        }
+        batches.sort_by_key(|(rule, _)| *rule);
+        let mut found: Vec<Option<Finding>> = self.findings.drain(first..).map(Some).collect();
+        for (_, range) in batches {
+            for i in range {
+                if let Some(f) = found[i - first].take() {
+                    self.findings.push(f);
+                }
+            }
+        }
     }
 
     fn rule_at(
