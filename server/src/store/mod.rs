@@ -60,6 +60,29 @@ pub struct Store {
 
 static DRIVERS: Once = Once::new();
 
+/// How often the SQLite write-ahead log is copied back into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Copy the SQLite write-ahead log into the database every second, beside the writers
+/// (a passive checkpoint waits for no one and blocks no one), until the store is gone.
+async fn checkpoints(pool: AnyPool, writer: mpsc::WeakSender<validations::WriteJob>) {
+    let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        if writer.upgrade().is_none() || pool.is_closed() {
+            return;
+        }
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&pool)
+            .await
+        {
+            tracing::warn!(error = %e, "SQLite checkpoint failed; retried in a second");
+        }
+    }
+}
+
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 impl Store {
@@ -89,6 +112,12 @@ impl Store {
                         // at the disk's flush rate. Deployments that need power-loss
                         // durability use PostgreSQL.
                         sqlx::Executor::execute(&mut *conn, "PRAGMA synchronous = NORMAL").await?;
+                        // Checkpoints run in the background (`checkpoints`), not inside
+                        // the commit that crosses the threshold: a checkpoint there held
+                        // every request waiting for that commit. The high threshold is
+                        // only a safety net.
+                        sqlx::Executor::execute(&mut *conn, "PRAGMA wal_autocheckpoint = 16384")
+                            .await?;
                     }
                     Ok(())
                 })
@@ -97,6 +126,9 @@ impl Store {
             .await?;
         MIGRATOR.run(&pool).await?;
         let writer = validations::spawn_writer(pool.clone());
+        if backend == Backend::Sqlite {
+            tokio::spawn(checkpoints(pool.clone(), writer.downgrade()));
+        }
         Ok(Store {
             pool,
             backend,
