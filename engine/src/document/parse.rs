@@ -10,7 +10,7 @@ use quick_xml::Reader;
 use super::names::{self, FastMap, NameTable, SeededState, XMLNS_NS, XML_NS};
 use super::shared::{self, SharedNames};
 use super::{
-    lines, ByName, Document, Limits, Node, NodeId, NodeKind, ParseError, KIND_SHIFT,
+    lines, ByName, Document, Limits, Link, Node, NodeId, NodeKind, ParseError, KIND_SHIFT,
     MAX_REPRESENTABLE_DEPTH, NONE,
 };
 
@@ -1541,10 +1541,12 @@ impl<'s> Builder<'s> {
         let total = self.nodes.len() as u32;
         self.nodes[0].end = total;
         let (elements_by_name, attributes_by_name) = self.group_by_name();
+        let links = self.nodes.iter().map(Link::of).collect();
         // No shrink_to_fit: copying a large arena costs more than the untouched (and so
         // never committed) spare capacity.
         Ok(Document {
             nodes: self.nodes,
+            links,
             text: self.text,
             src_len: self.src.len() as u32,
             names: self.names,

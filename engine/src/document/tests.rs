@@ -91,6 +91,11 @@ fn check_invariants(d: &Document) {
     for i in 0..d.len() as u32 {
         let n = NodeId(i);
         let kind = d.kind(n);
+        // The walk array (`links`) agrees with the arena.
+        assert_eq!(kind, d.nodes[i as usize].kind());
+        let is_element = kind == NodeKind::Element;
+        assert_eq!(d.is_element(n), is_element);
+        assert_eq!(d.element_name(n), if is_element { d.name(n) } else { None });
         let end = d.subtree_end(n);
         assert!(end.0 > i && end.0 as usize <= d.len());
         match kind {

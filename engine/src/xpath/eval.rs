@@ -1511,6 +1511,14 @@ fn node_test(
     name: Option<NameId>,
     principal: NodeKind,
 ) -> bool {
+    // Element tests read only the walk array (the common case: child and descendant steps).
+    if principal == NodeKind::Element {
+        match test {
+            NodeTest::Name(_) => return name.is_some() && doc.element_name(m) == name,
+            NodeTest::AnyName => return doc.is_element(m),
+            _ => {}
+        }
+    }
     match test {
         NodeTest::Name(_) => doc.kind(m) == principal && doc.name(m) == name,
         NodeTest::AnyName => doc.kind(m) == principal,
