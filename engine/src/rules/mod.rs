@@ -27,7 +27,7 @@ pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, Compile
 use crate::document::{Document, NodeId, ParseError};
 use crate::pack::OverrideAction;
 use crate::report::{Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
-use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, VarSlot};
+use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, RegionSelector, VarSlot};
 
 /// A place in a pack file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -419,6 +419,35 @@ struct Span {
     end: usize,
 }
 
+/// The context nodes of a rule selected region by region: `nodes[next..]` are still to
+/// be checked (selected in an earlier region, after that region's end).
+struct Queue<'e> {
+    selector: RegionSelector<'e>,
+    nodes: Vec<NodeId>,
+    next: usize,
+}
+
+impl Queue<'_> {
+    /// Add a region's selection, keeping the pending nodes in document order.
+    fn push(&mut self, selected: &[NodeId]) {
+        self.nodes.drain(..self.next);
+        self.next = 0;
+        let pending = self.nodes.len();
+        self.nodes.extend_from_slice(selected);
+        // A node selected from an earlier region can follow one of this region's (a
+        // named element nested in another of its name), or be selected again (through
+        // another alternative of the context).
+        if pending > 0 && !self.nodes.windows(2).all(|w| w[0] < w[1]) {
+            self.nodes.sort_unstable();
+            self.nodes.dedup();
+        }
+    }
+}
+
+fn to_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
 impl<'d> Run<'d> {
     fn layer(&mut self, layer: &Layer, names: DocumentNames) -> DocumentNames {
         let pack = &*layer.pack;
@@ -436,9 +465,12 @@ impl<'d> Run<'d> {
         // the pack) produced which run of findings.
         let mut batches: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
 
-        // Every rule's context nodes, in one buffer.
+        let regions = doc.len().div_ceil(self.region_nodes).max(1);
+        // Every rule's context nodes, in one buffer; or, for a rule whose context can be
+        // selected region by region on a large document, its queue.
         let mut nodes: Vec<NodeId> = Vec::new();
         let mut spans: Vec<Span> = Vec::new();
+        let mut queues: Vec<Option<Queue>> = Vec::new();
         let mut selected: Vec<NodeId> = Vec::new();
         for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
             let shadowing = pattern.rules.len() > 1;
@@ -448,9 +480,27 @@ impl<'d> Run<'d> {
                 // A rule without active checks still claims its nodes (Schematron: the
                 // rule matched) when a later rule of the pattern could match them.
                 let claims = shadowing && ri < last;
+                let mut queue = None;
                 if !active.is_empty() || claims {
                     let from = self.findings.len();
-                    match ev.select_matching_into(&rule.context, root, &mut selected) {
+                    let selection = if regions > 1 {
+                        match ev.region_selector(&rule.context) {
+                            Ok(Some(selector)) => {
+                                queue = Some(Queue {
+                                    selector,
+                                    nodes: Vec::new(),
+                                    next: 0,
+                                });
+                                Ok(())
+                            }
+                            Ok(None) => ev.select_matching_into(&rule.context, root, &mut selected),
+                            Err(e) => Err(e),
+                        }
+                    } else {
+                        ev.select_matching_into(&rule.context, root, &mut selected)
+                    };
+                    match selection {
+                        Ok(()) if queue.is_some() => {}
                         Ok(()) => {
                             // Regions are walked in node order, so a rule's nodes must be
                             // too (paths yield document order; this guards the invariant).
@@ -479,10 +529,10 @@ impl<'d> Run<'d> {
                     next: start,
                     end: nodes.len(),
                 });
+                queues.push(queue);
             }
         }
 
-        let regions = doc.len().div_ceil(self.region_nodes).max(1);
         for region in 0..regions {
             let bound = if region + 1 == regions {
                 usize::MAX
@@ -499,19 +549,40 @@ impl<'d> Run<'d> {
             for (pattern, active_rules) in pack.patterns.iter().zip(&layer.active) {
                 let shadowing = pattern.rules.len() > 1;
                 for (rule, active) in pattern.rules.iter().zip(active_rules) {
-                    let span = &mut spans[k];
                     let from = self.findings.len();
-                    while let Some(&node) = nodes[span.next..span.end].first() {
-                        if node.0 as usize >= bound {
-                            break;
+                    if let Some(q) = queues[k].as_mut() {
+                        let start = region * self.region_nodes;
+                        let end = bound.min(doc.len());
+                        let range = to_u32(start)..to_u32(end);
+                        match ev.select_matching_in_range(&q.selector, range, &mut selected) {
+                            Ok(()) => q.push(&selected),
+                            Err(e) => {
+                                // Cannot happen with lenient predicates and child steps;
+                                // reported as a failed context, like a whole selection.
+                                let at = doc.document_element();
+                                for &(i, _) in active {
+                                    let id = &rule.checks[i].id;
+                                    self.engine_error(layer, at, id, Some("context"), &e);
+                                }
+                                q.nodes.clear();
+                                q.next = 0;
+                            }
                         }
-                        span.next += 1;
-                        if shadowing && !self.claimed.claim(node) {
-                            continue;
-                        }
-                        if !active.is_empty() {
-                            self.rule_at(layer, &mut ev, rule, active, node);
-                        }
+                        let Queue { nodes, next, .. } = q;
+                        self.run_rule(layer, &mut ev, rule, active, shadowing, nodes, next, bound);
+                    } else {
+                        let span = &mut spans[k];
+                        let list = &nodes[..span.end];
+                        self.run_rule(
+                            layer,
+                            &mut ev,
+                            rule,
+                            active,
+                            shadowing,
+                            list,
+                            &mut span.next,
+                            bound,
+                        );
                     }
                     if self.findings.len() > from {
                         batches.push((k, from..self.findings.len()));
@@ -522,10 +593,35 @@ impl<'d> Run<'d> {
                 self.claimed.reset();
             }
         }
-        if regions > 1 {
-            self.reorder(first_finding, batches);
-        }
+        self.reorder(first_finding, batches);
         ev.into_names()
+    }
+
+    /// Check `rule` on the nodes `list[*next..]` before `bound`, advancing `next`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_rule(
+        &mut self,
+        layer: &Layer,
+        ev: &mut Evaluator<'_>,
+        rule: &CompiledRule,
+        active: &[(usize, Severity)],
+        shadowing: bool,
+        list: &[NodeId],
+        next: &mut usize,
+        bound: usize,
+    ) {
+        while let Some(&node) = list.get(*next) {
+            if node.0 as usize >= bound {
+                break;
+            }
+            *next += 1;
+            if shadowing && !self.claimed.claim(node) {
+                continue;
+            }
+            if !active.is_empty() {
+                self.rule_at(layer, ev, rule, active, node);
+            }
+        }
     }
 
     /// Put the findings from `first` on in rule order (stable: document order within a

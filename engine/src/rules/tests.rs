@@ -595,3 +595,57 @@ fn rule_sets_are_shared_between_threads() {
         assert_eq!(h.join().unwrap(), 80);
     }
 }
+
+/// Contexts selected region by region (named descendants, then child steps) give the same
+/// findings as one selection over the whole document, also where an element is nested in
+/// another of its name (selections out of document order across regions) and where two
+/// alternatives of a context reach the same node (a node selected twice).
+#[test]
+fn contexts_selected_by_region_match_the_whole_selection() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = "pattern: nested
+rules:
+  - context: t:Box/t:Item | t:Shelf/t:Box/t:Item
+    reports:
+      - id: ITEM
+        flag: warning
+        test: true()
+        message: an item in a box
+  - context: /self::node()[exists(//t:Box)] //t:Box[t:Item/@n = '2']/t:Label
+    reports:
+      - id: LABEL
+        flag: information
+        test: true()
+        message: label of a box holding item 2
+";
+    pack(dir.path(), "p", "1", &[("nested", p)], "");
+    let rs = single(dir.path(), "p@1");
+    let doc = r#"<Doc xmlns="urn:test:doc">
+  <Shelf>
+    <Box>
+      <Box>
+        <Item n="1"/>
+        <Box><Item n="2"/><Label/></Box>
+        <Label/>
+      </Box>
+      <Item n="2"/>
+      <Label/>
+    </Box>
+  </Shelf>
+  <Box><Item n="3"/></Box>
+</Doc>"#;
+    let d = Document::parse(doc.as_bytes()).unwrap();
+    let whole = rs.validate(&d);
+    let located = |r: &Report| -> Vec<(String, String)> {
+        r.findings
+            .iter()
+            .map(|f| (f.rule_id.clone(), f.location.path.clone()))
+            .collect()
+    };
+    assert_eq!(count(&whole, "ITEM"), 4, "{:#?}", whole.findings);
+    assert_eq!(count(&whole, "LABEL"), 2, "{:#?}", whole.findings);
+    for size in 1..=d.len() {
+        let r = rs.validate_in_regions(&d, size);
+        assert_eq!(located(&r), located(&whole), "region size {size}");
+    }
+}

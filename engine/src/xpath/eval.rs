@@ -756,7 +756,7 @@ impl<'d> State<'d> {
         self.walk(from, steps, visit).map(Some)
     }
 
-    fn walk(
+    pub(crate) fn walk(
         &mut self,
         n: NodeId,
         steps: &[Step],
@@ -945,7 +945,7 @@ impl<'d> State<'d> {
     }
 
     /// Non-positional predicates on one candidate node.
-    fn preds_hold(&mut self, m: NodeId, preds: &[Pred]) -> R<bool> {
+    pub(crate) fn preds_hold(&mut self, m: NodeId, preds: &[Pred]) -> R<bool> {
         for p in preds {
             let Pred::Bool(e) = p else {
                 return Err(err("XPST0017", "walk: positional predicate"));
@@ -959,7 +959,7 @@ impl<'d> State<'d> {
     }
 
     /// Whether every exact name the steps test for occurs in the document.
-    fn names_present(&mut self, steps: &[Step]) -> bool {
+    pub(crate) fn names_present(&mut self, steps: &[Step]) -> bool {
         for s in steps {
             let key = match s {
                 Step::Axis {

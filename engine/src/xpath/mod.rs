@@ -12,6 +12,7 @@ mod last_step;
 pub mod lexical;
 mod lower;
 mod name_memo;
+mod region_select;
 mod value;
 pub mod xsd_regex;
 
@@ -23,6 +24,7 @@ use crate::document::{Document, NodeId};
 use eval::{Focus, State};
 pub use functions::Func;
 use lower::{LowerError, Lowerer};
+pub use region_select::RegionSelector;
 pub use value::{Atomic, AtomicType, Item, Sequence};
 
 /// Namespace URI of invex's native helper functions (`invex:gln(...)` etc.).
@@ -513,6 +515,51 @@ impl<'d> Evaluator<'d> {
     ) -> Result<(), EvalError> {
         let before = std::mem::replace(&mut self.state.lenient_predicates, true);
         let r = self.select_nodes_into(e, context, out);
+        self.state.lenient_predicates = before;
+        r
+    }
+
+    /// Prepare a rule context for selection one region at a time
+    /// ([`Evaluator::select_matching_in_range`]), with the semantics of
+    /// [`Evaluator::select_matching`]. `Ok(None)`: the context is not of a shape that can
+    /// be selected by region (see `region_select`); select it whole.
+    pub fn region_selector<'e>(
+        &mut self,
+        e: &'e Expr,
+    ) -> Result<Option<RegionSelector<'e>>, EvalError> {
+        let Body::Native {
+            ir,
+            locals,
+            empty_guard,
+            ..
+        } = &e.body
+        else {
+            return Ok(None);
+        };
+        if self.state.locals.len() < *locals as usize {
+            self.state.locals.resize(*locals as usize, Vec::new());
+        }
+        let before = std::mem::replace(&mut self.state.lenient_predicates, true);
+        let r = match empty_guard {
+            Some(g) if self.guard_holds(g) => Ok(Some(RegionSelector::empty())),
+            _ => self.state.region_selector(ir),
+        };
+        self.state.lenient_predicates = before;
+        r
+    }
+
+    /// The nodes of a rule context (see [`Evaluator::region_selector`]) found below its
+    /// named descendants with ids in `range`, in document order, into `out` (cleared
+    /// first). Consecutive ranges together select what [`Evaluator::select_matching`]
+    /// selects; a node can lie after its range.
+    pub fn select_matching_in_range(
+        &mut self,
+        selector: &RegionSelector<'_>,
+        range: std::ops::Range<u32>,
+        out: &mut Vec<NodeId>,
+    ) -> Result<(), EvalError> {
+        let before = std::mem::replace(&mut self.state.lenient_predicates, true);
+        let r = self.state.select_in_range(selector, range, out);
         self.state.lenient_predicates = before;
         r
     }
