@@ -564,25 +564,32 @@ impl<'d> Run<'d> {
                                     let id = &rule.checks[i].id;
                                     self.engine_error(layer, at, id, Some("context"), &e);
                                 }
+                                // Once: the rule selects nothing more.
+                                q.selector = RegionSelector::empty();
                                 q.nodes.clear();
                                 q.next = 0;
                             }
                         }
-                        let Queue { nodes, next, .. } = q;
-                        self.run_rule(layer, &mut ev, rule, active, shadowing, nodes, next, bound);
-                    } else {
-                        let span = &mut spans[k];
-                        let list = &nodes[..span.end];
-                        self.run_rule(
-                            layer,
-                            &mut ev,
-                            rule,
-                            active,
-                            shadowing,
-                            list,
-                            &mut span.next,
-                            bound,
-                        );
+                    }
+                    // This rule's nodes still to check: `list[*next..]`.
+                    let (list, next): (&[NodeId], &mut usize) = match queues[k].as_mut() {
+                        Some(q) => (&q.nodes, &mut q.next),
+                        None => {
+                            let span = &mut spans[k];
+                            (&nodes[..span.end], &mut span.next)
+                        }
+                    };
+                    while let Some(&node) = list.get(*next) {
+                        if node.0 as usize >= bound {
+                            break;
+                        }
+                        *next += 1;
+                        if shadowing && !self.claimed.claim(node) {
+                            continue;
+                        }
+                        if !active.is_empty() {
+                            self.rule_at(layer, &mut ev, rule, active, node);
+                        }
                     }
                     if self.findings.len() > from {
                         batches.push((k, from..self.findings.len()));
@@ -595,33 +602,6 @@ impl<'d> Run<'d> {
         }
         self.reorder(first_finding, batches);
         ev.into_names()
-    }
-
-    /// Check `rule` on the nodes `list[*next..]` before `bound`, advancing `next`.
-    #[allow(clippy::too_many_arguments)]
-    fn run_rule(
-        &mut self,
-        layer: &Layer,
-        ev: &mut Evaluator<'_>,
-        rule: &CompiledRule,
-        active: &[(usize, Severity)],
-        shadowing: bool,
-        list: &[NodeId],
-        next: &mut usize,
-        bound: usize,
-    ) {
-        while let Some(&node) = list.get(*next) {
-            if node.0 as usize >= bound {
-                break;
-            }
-            *next += 1;
-            if shadowing && !self.claimed.claim(node) {
-                continue;
-            }
-            if !active.is_empty() {
-                self.rule_at(layer, ev, rule, active, node);
-            }
-        }
     }
 
     /// Put the findings from `first` on in rule order (stable: document order within a

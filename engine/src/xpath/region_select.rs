@@ -95,7 +95,7 @@ fn shapes<'e>(ir: &'e Ir, out: &mut Vec<Shape<'e>>) -> bool {
 
 impl RegionSelector<'_> {
     /// A context that selects nothing in this document.
-    pub(crate) fn empty() -> Self {
+    pub fn empty() -> Self {
         RegionSelector {
             branches: Vec::new(),
         }
