@@ -283,11 +283,6 @@ impl Document {
         let tag = self.links[n.0 as usize].tag;
         (tag < TAG_BASE).then_some(NameId(tag))
     }
-    /// Whether `n` is an element.
-    #[inline]
-    pub fn is_element(&self, n: NodeId) -> bool {
-        self.links[n.0 as usize].tag < TAG_BASE
-    }
     /// Element/attribute/PI name (PI: local = target, namespace empty); None for others.
     pub fn name(&self, n: NodeId) -> Option<NameId> {
         let v = self.nodes[n.0 as usize].name;

@@ -427,7 +427,15 @@ struct Queue<'e> {
     next: usize,
 }
 
-impl Queue<'_> {
+impl<'e> Queue<'e> {
+    fn new(selector: RegionSelector<'e>) -> Self {
+        Queue {
+            selector,
+            nodes: Vec::new(),
+            next: 0,
+        }
+    }
+
     /// Add a region's selection, keeping the pending nodes in document order.
     fn push(&mut self, selected: &[NodeId]) {
         self.nodes.drain(..self.next);
@@ -483,25 +491,24 @@ impl<'d> Run<'d> {
                 let mut queue = None;
                 if !active.is_empty() || claims {
                     let from = self.findings.len();
-                    let selection = if regions > 1 {
-                        match ev.region_selector(&rule.context) {
-                            Ok(Some(selector)) => {
-                                queue = Some(Queue {
-                                    selector,
-                                    nodes: Vec::new(),
-                                    next: 0,
-                                });
-                                Ok(())
-                            }
-                            Ok(None) => ev.select_matching_into(&rule.context, root, &mut selected),
-                            Err(e) => Err(e),
-                        }
+                    let by_region = if regions > 1 {
+                        ev.region_selector(&rule.context)
                     } else {
-                        ev.select_matching_into(&rule.context, root, &mut selected)
+                        Ok(None)
                     };
-                    match selection {
-                        Ok(()) if queue.is_some() => {}
-                        Ok(()) => {
+                    let whole = match by_region {
+                        Ok(Some(selector)) => {
+                            queue = Some(Queue::new(selector));
+                            Ok(false)
+                        }
+                        Ok(None) => ev
+                            .select_matching_into(&rule.context, root, &mut selected)
+                            .map(|()| true),
+                        Err(e) => Err(e),
+                    };
+                    match whole {
+                        Ok(false) => {}
+                        Ok(true) => {
                             // Regions are walked in node order, so a rule's nodes must be
                             // too (paths yield document order; this guards the invariant).
                             if !selected.is_sorted() {
@@ -511,16 +518,7 @@ impl<'d> Run<'d> {
                             nodes.extend_from_slice(&selected);
                         }
                         Err(e) => {
-                            let at = doc.document_element();
-                            for &(i, _) in active {
-                                self.engine_error(
-                                    layer,
-                                    at,
-                                    &rule.checks[i].id,
-                                    Some("context"),
-                                    &e,
-                                );
-                            }
+                            self.context_failed(layer, rule, active, &e);
                             batches.push((spans.len(), from..self.findings.len()));
                         }
                     }
@@ -539,10 +537,10 @@ impl<'d> Run<'d> {
             } else {
                 (region + 1) * self.region_nodes
             };
+            let start = region * self.region_nodes;
             if regions > 1 {
                 // Fetch the region in address order first: tree walks in it then hit the
                 // cache instead of waiting on memory node by node.
-                let start = region * self.region_nodes;
                 std::hint::black_box(doc.warm(start..start + self.region_nodes));
             }
             let mut k = 0;
@@ -551,23 +549,16 @@ impl<'d> Run<'d> {
                 for (rule, active) in pattern.rules.iter().zip(active_rules) {
                     let from = self.findings.len();
                     if let Some(q) = queues[k].as_mut() {
-                        let start = region * self.region_nodes;
                         let end = bound.min(doc.len());
                         let range = to_u32(start)..to_u32(end);
                         match ev.select_matching_in_range(&q.selector, range, &mut selected) {
                             Ok(()) => q.push(&selected),
                             Err(e) => {
                                 // Cannot happen with lenient predicates and child steps;
-                                // reported as a failed context, like a whole selection.
-                                let at = doc.document_element();
-                                for &(i, _) in active {
-                                    let id = &rule.checks[i].id;
-                                    self.engine_error(layer, at, id, Some("context"), &e);
-                                }
-                                // Once: the rule selects nothing more.
-                                q.selector = RegionSelector::empty();
-                                q.nodes.clear();
-                                q.next = 0;
+                                // reported as a failed context, like a whole selection,
+                                // once: the rule selects nothing more.
+                                self.context_failed(layer, rule, active, &e);
+                                *q = Queue::new(RegionSelector::empty());
                             }
                         }
                     }
@@ -602,6 +593,21 @@ impl<'d> Run<'d> {
         }
         self.reorder(first_finding, batches);
         ev.into_names()
+    }
+
+    /// A rule's context could not be selected: an engine error for each active check, at
+    /// the document element.
+    fn context_failed(
+        &mut self,
+        layer: &Layer,
+        rule: &CompiledRule,
+        active: &[(usize, Severity)],
+        e: &EvalError,
+    ) {
+        let at = self.doc.document_element();
+        for &(i, _) in active {
+            self.engine_error(layer, at, &rule.checks[i].id, Some("context"), e);
+        }
     }
 
     /// Put the findings from `first` on in rule order (stable: document order within a

@@ -1511,15 +1511,11 @@ fn node_test(
     name: Option<NameId>,
     principal: NodeKind,
 ) -> bool {
-    // Element tests read only the walk array (the common case: child and descendant steps).
-    if principal == NodeKind::Element {
-        match test {
-            NodeTest::Name(_) => return name.is_some() && doc.element_name(m) == name,
-            NodeTest::AnyName => return doc.is_element(m),
-            _ => {}
-        }
-    }
     match test {
+        // Elements: one read of the walk array (child and descendant steps).
+        NodeTest::Name(_) if principal == NodeKind::Element => {
+            name.is_some() && doc.element_name(m) == name
+        }
         NodeTest::Name(_) => doc.kind(m) == principal && doc.name(m) == name,
         NodeTest::AnyName => doc.kind(m) == principal,
         NodeTest::Namespace(ns) => {
