@@ -122,6 +122,12 @@ pub struct Config {
     /// Conversion (`[convert]`): review threshold, batch size.
     #[serde(default)]
     pub convert: crate::convert::config::ConvertConfig,
+    /// Heavy work (`[admission]`): worker pool, in-flight budget.
+    #[serde(default)]
+    pub admission: crate::admission::AdmissionConfig,
+    /// Connections (`[connections]`): cap and timeouts.
+    #[serde(default)]
+    pub connections: crate::listener::ConnectionConfig,
 }
 
 /// The embedded database used when nothing is configured.
@@ -146,6 +152,8 @@ impl Default for Config {
             peppol: crate::peppol::PeppolConfig::default(),
             webhooks: crate::webhooks::WebhooksConfig::default(),
             convert: crate::convert::config::ConvertConfig::default(),
+            admission: crate::admission::AdmissionConfig::default(),
+            connections: crate::listener::ConnectionConfig::default(),
         }
     }
 }
@@ -235,6 +243,9 @@ impl Config {
                 "SENDING_SANDBOX_RESPONSE_DELAY_MS" => {
                     self.sending.sandbox_response_delay_ms = parse(&value).map_err(bad)?
                 }
+                "SENDING_ABANDONED_AFTER_SECS" => {
+                    self.sending.abandoned_after_secs = parse(&value).map_err(bad)?
+                }
                 "SENDING_RESPONSE_TIMEOUT_SECS" => {
                     self.sending.response_timeout_secs = parse(&value).map_err(bad)?
                 }
@@ -254,6 +265,25 @@ impl Config {
                 "PEPPOL_DIRECTORY_URL" => self.peppol.directory_url = value,
                 "PEPPOL_CACHE_TTL_SECS" => {
                     self.peppol.cache_ttl_secs = parse(&value).map_err(bad)?
+                }
+                "WORKERS" => self.admission.workers = parse(&value).map_err(bad)?,
+                "QUEUE_WAIT_MS" => self.admission.queue_wait_ms = parse(&value).map_err(bad)?,
+                "MAX_WAITING" => self.admission.max_waiting = parse(&value).map_err(bad)?,
+                "INFLIGHT_BYTES" => self.admission.inflight_bytes = parse(&value).map_err(bad)?,
+                "INFLIGHT_DOCUMENTS" => {
+                    self.admission.inflight_documents = parse(&value).map_err(bad)?
+                }
+                "MAX_CONNECTIONS" => {
+                    self.connections.max_connections = parse(&value).map_err(bad)?
+                }
+                "HEADER_TIMEOUT_MS" => {
+                    self.connections.header_timeout_ms = parse(&value).map_err(bad)?
+                }
+                "BODY_TIMEOUT_MS" => {
+                    self.connections.body_timeout_ms = parse(&value).map_err(bad)?
+                }
+                "BODY_IDLE_TIMEOUT_MS" => {
+                    self.connections.body_idle_timeout_ms = parse(&value).map_err(bad)?
                 }
                 k if k.starts_with("WEBHOOKS_") => {
                     self.webhooks.apply_env(k, value).map_err(bad)?

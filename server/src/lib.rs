@@ -3,12 +3,14 @@
 //! Handlers are thin: they extract typed input, call a module (`validation`, `store`,
 //! `auth`) and answer JSON or problem+json. The engine knows nothing of HTTP.
 
+pub mod admission;
 pub mod artifacts;
 pub mod auth;
 pub mod company;
 pub mod config;
 pub mod context;
 pub mod convert;
+pub mod listener;
 pub mod metrics;
 pub mod openapi;
 pub mod peppol;
@@ -22,6 +24,7 @@ pub mod usage;
 pub mod validation;
 pub mod vat;
 pub mod webhooks;
+pub mod xmltree;
 
 pub use config::{Config, Mode};
 pub use server::{start, Running};

@@ -216,6 +216,49 @@ impl IntoResponse for Problem {
     }
 }
 
+/// A request the server cannot take now: 503 with `Retry-After` when the workers or the
+/// in-flight budget are taken (it may succeed shortly), 413 when it needs more than the
+/// whole budget (it never will), 500 when the job itself failed.
+impl From<crate::admission::Busy> for Problem {
+    fn from(e: crate::admission::Busy) -> Problem {
+        use crate::admission::Busy;
+        match e {
+            Busy::Saturated {
+                resource,
+                waited_ms,
+            } => Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server-busy",
+                "Server busy",
+                format!(
+                    "the server is at its limit of {} and none was free within {waited_ms} ms; \
+                     retry after the time in Retry-After",
+                    resource.as_str()
+                ),
+            )
+            .with("limit", resource.as_str())
+            .header(header::RETRY_AFTER, "1"),
+            Busy::OverBudget {
+                resource,
+                needed,
+                budget,
+            } => Problem::too_large(
+                resource.as_str(),
+                budget,
+                format!(
+                    "the request needs {needed} of {}, more than the server admits at once \
+                     ({budget}); split it",
+                    resource.as_str()
+                ),
+            ),
+            Busy::Failed(why) => {
+                tracing::error!(error = %why, "a worker job failed");
+                Problem::internal("the request failed inside the server; it has been logged")
+            }
+        }
+    }
+}
+
 /// Storage failures reach clients as a 500 problem without internals; the log has them.
 impl From<crate::store::StoreError> for Problem {
     fn from(e: crate::store::StoreError) -> Problem {

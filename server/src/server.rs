@@ -141,6 +141,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     .map_err(|e| StartError::Task(e.to_string()))?;
     let peppol =
         Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
+    let config_admission = config.admission.clone();
     let state = AppState {
         config: Arc::new(config),
         store,
@@ -154,19 +155,22 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         delivery: delivery.clone(),
         company: Arc::new(company),
         peppol,
+        admission: Arc::new(crate::admission::Admission::new(&config_admission)),
+        connections: Arc::default(),
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
+    let connections = state.config.connections.clone();
+    let stats = state.connections.clone();
+    let task = tokio::spawn(crate::listener::serve(
+        listener,
+        app,
+        connections,
+        stats,
+        async move {
             let _ = rx.await;
-        })
-        .await
-    });
+        },
+    ));
     tokio::spawn(prune_rate_limits(Arc::downgrade(&auth)));
     if state.config.sending.worker {
         tokio::spawn(crate::sending::worker::run(

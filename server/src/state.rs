@@ -30,6 +30,10 @@ pub struct AppState {
     pub company: Arc<crate::company::Registers>,
     /// Peppol participant lookups (SML/SMP in production, the sandbox directory otherwise).
     pub peppol: Arc<crate::peppol::Lookup>,
+    /// The worker pool and in-flight budget every heavy request goes through.
+    pub admission: Arc<crate::admission::Admission>,
+    /// Open, evicted and refused connections (the listener counts them).
+    pub connections: Arc<crate::listener::ConnectionStats>,
 }
 
 impl AppState {

@@ -18,11 +18,6 @@ use crate::problem::Problem;
 use crate::state::AppState;
 use crate::store::{self, ValidationRecord};
 
-/// Documents up to this size are validated on the request's own task: a typical invoice
-/// takes well under a millisecond, and handing it to another thread costs more than it
-/// saves. Larger ones go to the blocking pool so they never stall other requests.
-const INLINE_BYTES: usize = 256 * 1024;
-
 /// What was validated.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DocumentInfo {
@@ -51,7 +46,8 @@ pub struct Validated {
     pub rules: Arc<RuleSet>,
 }
 
-/// Validate `bytes` (without storing).
+/// Validate `bytes` (without storing). Parsing and the rules run on a worker of the
+/// admission pool, never on the async runtime.
 pub async fn validate(
     state: &AppState,
     profile: Option<String>,
@@ -59,37 +55,79 @@ pub async fn validate(
     bytes: bytes::Bytes,
 ) -> Result<Validated, Problem> {
     let catalog = state.registry.current();
-    let limits = ParseLimits {
+    let limits = parse_limits(state);
+    let checked = state
+        .admission
+        .run(move || {
+            let start = Instant::now();
+            let doc = parse(&bytes, &limits)?;
+            check(&catalog, profile.as_deref(), &doc, &bytes, start)
+        })
+        .await??;
+    Ok(finish(state, file_name, checked))
+}
+
+/// The parser limits of the configuration.
+pub fn parse_limits(state: &AppState) -> ParseLimits {
+    ParseLimits {
         max_bytes: state.config.limits.max_body_bytes,
         max_depth: state.config.limits.max_xml_depth,
-    };
-    let (report, rules) = if bytes.len() <= INLINE_BYTES {
-        run(&catalog, profile.as_deref(), &bytes, &limits)?
-    } else {
-        let bytes = bytes.clone();
-        let catalog = catalog.clone();
-        tokio::task::spawn_blocking(move || run(&catalog, profile.as_deref(), &bytes, &limits))
-            .await
-            .map_err(|e| Problem::internal(format!("the validation task failed: {e}")))??
-    };
+    }
+}
+
+/// A document checked against its profile, before it gets an id.
+pub struct Checked {
+    pub report: Report,
+    pub rules: Arc<RuleSet>,
+    pub sha256: String,
+    pub size_bytes: usize,
+}
+
+/// Parse `bytes`; a document that cannot be parsed is a problem naming where and why.
+pub fn parse(bytes: &[u8], limits: &ParseLimits) -> Result<Document, Problem> {
+    Document::parse_with_limits(bytes, limits).map_err(parse_problem)
+}
+
+/// Run the rules of `profile` (or the detected one) on `doc` (parsed from `bytes`, whose
+/// parse began at `start`). CPU-bound: call it on a worker.
+pub fn check(
+    catalog: &Catalog,
+    profile: Option<&str>,
+    doc: &Document,
+    bytes: &[u8],
+    start: Instant,
+) -> Result<Checked, Problem> {
+    let (mut report, rules) = run(catalog, profile, doc)?;
+    report.duration_us = start.elapsed().as_micros() as u64;
+    Ok(Checked {
+        report,
+        rules,
+        sha256: hex::encode(Sha256::digest(bytes)),
+        size_bytes: bytes.len(),
+    })
+}
+
+/// Give a checked document its identity as a result (and count it).
+pub fn finish(state: &AppState, file_name: Option<String>, checked: Checked) -> Validated {
+    let report = checked.report;
     state.metrics.validation(
         report.profile.split('@').next().unwrap_or(""),
         report.verdict.as_str(),
     );
-    Ok(Validated {
+    Validated {
         result: ValidationResult {
             id: store::new_id("val"),
             environment: state.environment().to_string(),
             created_at: store::now(),
             document: DocumentInfo {
                 file_name,
-                sha256: hex::encode(Sha256::digest(&bytes)),
-                size_bytes: bytes.len(),
+                sha256: checked.sha256,
+                size_bytes: checked.size_bytes,
             },
             report,
         },
-        rules,
-    })
+        rules: checked.rules,
+    }
 }
 
 /// The record that stores `result` for `principal`.
@@ -113,16 +151,13 @@ pub fn record(principal: &Principal, result: &ValidationResult) -> ValidationRec
 fn run(
     catalog: &Catalog,
     profile: Option<&str>,
-    bytes: &[u8],
-    limits: &ParseLimits,
+    doc: &Document,
 ) -> Result<(Report, Arc<RuleSet>), Problem> {
-    let start = Instant::now();
     if catalog.profiles().is_empty() {
         return Err(Problem::unavailable(
             "no rule packs are loaded; see GET /v1/rulepacks for the last load error",
         ));
     }
-    let doc = Document::parse_with_limits(bytes, limits).map_err(parse_problem)?;
     let (rules, detection) = match profile {
         Some(name) => (
             catalog
@@ -132,14 +167,13 @@ fn run(
         ),
         None => {
             let (rules, note) = catalog
-                .detected_ruleset(&doc)
+                .detected_ruleset(doc)
                 .map_err(|_| unknown_profile(catalog, FALLBACK_PROFILE))?;
             (rules, Some(note))
         }
     };
-    let mut report = rules.validate(&doc);
+    let mut report = rules.validate(doc);
     report.detection = detection;
-    report.duration_us = start.elapsed().as_micros() as u64;
     Ok((report, rules))
 }
 

@@ -5,8 +5,13 @@
 //! printed) and strict only about well-formedness and the root element, since the input has
 //! normally passed validation already.
 
-use super::xml::{self, Element};
+use invex_engine::document::{Document, Limits};
+
 use super::RenderError;
+use crate::xmltree::{self, Element};
+
+/// UBL nests about a dozen levels; a document far deeper is hostile or broken.
+const MAX_DEPTH: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DocumentKind {
@@ -287,7 +292,20 @@ pub struct Totals {
 
 /// Reads the printed business terms of a UBL Invoice or CreditNote.
 pub fn read(xml: &[u8]) -> Result<InvoiceView, RenderError> {
-    let root = xml::parse(xml)?;
+    let limits = Limits {
+        max_depth: MAX_DEPTH,
+        ..Limits::default()
+    };
+    let doc = Document::parse_with_limits(xml, &limits).map_err(RenderError::Xml)?;
+    from_document(&doc)
+}
+
+/// The business terms of an already parsed document.
+pub fn from_document(doc: &Document) -> Result<InvoiceView, RenderError> {
+    from_tree(&xmltree::from_document(doc))
+}
+
+fn from_tree(root: &Element) -> Result<InvoiceView, RenderError> {
     let kind = match root.name.as_str() {
         "Invoice" => DocumentKind::Invoice,
         "CreditNote" => DocumentKind::CreditNote,
@@ -298,7 +316,7 @@ pub fn read(xml: &[u8]) -> Result<InvoiceView, RenderError> {
         DocumentKind::CreditNote => ("CreditNoteTypeCode", "CreditNoteLine", "CreditedQuantity"),
     };
     let currency = root.text_at("DocumentCurrencyCode");
-    let (vat_total, vat_total_tax_currency) = vat_totals(&root, currency.as_deref());
+    let (vat_total, vat_total_tax_currency) = vat_totals(root, currency.as_deref());
     Ok(InvoiceView {
         kind,
         number: root.text_at("ID"),
@@ -312,7 +330,7 @@ pub fn read(xml: &[u8]) -> Result<InvoiceView, RenderError> {
         currency,
         period: root.child("InvoicePeriod").and_then(period),
         notes: root.children("Note").filter_map(Element::value).collect(),
-        references: references(&root),
+        references: references(root),
         seller: root
             .at("AccountingSupplierParty/Party")
             .map(party)
@@ -341,7 +359,7 @@ pub fn read(xml: &[u8]) -> Result<InvoiceView, RenderError> {
             .collect(),
         vat_total,
         vat_total_tax_currency,
-        totals: totals(&root),
+        totals: totals(root),
     })
 }
 

@@ -11,7 +11,6 @@ mod format;
 pub mod invoice_view;
 mod layout;
 mod pdf;
-mod xml;
 
 #[cfg(test)]
 mod tests;
@@ -20,8 +19,8 @@ pub use invoice_view::InvoiceView;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("the invoice XML is not well-formed (at byte {position}): {message}")]
-    Xml { position: u64, message: String },
+    #[error("the invoice XML cannot be read: {0}")]
+    Xml(invex_engine::document::ParseError),
     #[error("not a UBL Invoice or CreditNote: the root element is <{0}>")]
     NotUbl(String),
     #[error("font {font}: {message}")]

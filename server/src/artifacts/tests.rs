@@ -312,7 +312,7 @@ fn malformed_input_is_an_error_not_a_panic() {
         deep.as_str(),
     ] {
         match render_pdf(bad.as_bytes()) {
-            Err(RenderError::Xml { .. }) => {}
+            Err(RenderError::Xml(_)) => {}
             other => panic!("{bad:.40?} gave {other:?}"),
         }
     }

@@ -175,6 +175,7 @@ pub fn record(
     evaluation: Evaluation,
 ) -> ConversionRecord {
     let held = !evaluation.reasons.is_empty();
+    let identity = crate::sending::document::identity(&evaluation.xml);
     ConversionRecord {
         id: crate::store::new_id("conv"),
         tenant_id: upload.tenant_id.to_string(),
@@ -190,7 +191,9 @@ pub fn record(
         file_name: upload.file_name.map(str::to_string),
         input_format: upload.input_format.to_string(),
         input_sha256: upload.input_sha256.to_string(),
-        document_id: crate::sending::document::identity(&evaluation.xml).document_id,
+        seller_ids: identity.stored_seller_ids(),
+        document_id: identity.document_id,
+        issue_date: identity.issue_date,
         draft: json(&StoredDraft {
             draft: candidate.draft.clone(),
             issues: candidate.issues.clone(),
@@ -323,7 +326,10 @@ pub fn correct(
     record.status = next.as_str().into();
     record.approved_by = None;
     record.approved_at = None;
-    record.document_id = crate::sending::document::identity(&evaluation.xml).document_id;
+    let identity = crate::sending::document::identity(&evaluation.xml);
+    record.seller_ids = identity.stored_seller_ids();
+    record.issue_date = identity.issue_date;
+    record.document_id = identity.document_id;
     record.xml_sha256 = sha256(&evaluation.xml);
     record.xml = String::from_utf8_lossy(&evaluation.xml).into_owned();
     record.report = json(&evaluation.report);

@@ -14,7 +14,6 @@ pub mod naptr;
 pub mod readiness;
 pub mod sandbox;
 pub mod smp;
-pub mod xml;
 
 use std::sync::Arc;
 use std::time::Duration;

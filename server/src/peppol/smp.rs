@@ -14,7 +14,7 @@ use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_AL
 use reqwest::StatusCode;
 
 use super::identifier::ParticipantId;
-use super::xml::{self, Element};
+use crate::xmltree::{self, Element};
 
 /// Namespaces of SMP documents: Peppol (busdox) and OASIS BDXR SMP 1.0.
 const SMP_NS: &[&str] = &[
@@ -28,6 +28,9 @@ const ID_NS: &[&str] = &[
 ];
 /// WS-Addressing, for `EndpointReference/Address` in Peppol SMP endpoints.
 const WSA_NS: &[&str] = &["http://www.w3.org/2005/08/addressing"];
+
+/// Deepest nesting accepted (a SignedServiceMetadata with its signature is about 8 deep).
+const MAX_DEPTH: usize = 32;
 
 /// Largest SMP answer read (real ones are a few KB).
 const MAX_BODY: usize = 2 * 1024 * 1024;
@@ -44,7 +47,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// `{scheme}::{value}` identifier as SMPs write it.
 fn identifier(element: &Element) -> Option<String> {
     let value = element.text()?;
-    Some(match element.attr("scheme") {
+    Some(match element.attribute("scheme") {
         Some(scheme) if !scheme.is_empty() => format!("{scheme}::{value}"),
         _ => value.to_string(),
     })
@@ -99,52 +102,61 @@ pub enum SmpError {
     TooManyRedirects { url: String },
 }
 
+/// An SMP document's element tree (no DTDs, bounded size and depth).
+fn parse(bytes: &[u8]) -> Result<Element, String> {
+    let limits = invex_engine::document::Limits {
+        max_bytes: MAX_BODY,
+        max_depth: MAX_DEPTH,
+    };
+    xmltree::parse(bytes, &limits).map_err(|e| format!("not well-formed XML: {e}"))
+}
+
 /// Parse a ServiceGroup: the metadata reference hrefs.
 pub fn parse_service_group(bytes: &[u8]) -> Result<Vec<String>, String> {
-    let root = xml::parse(bytes).map_err(|e| e.to_string())?;
+    let root = parse(bytes)?;
     if root.name != "ServiceGroup" || !SMP_NS.contains(&root.ns.as_str()) {
         return Err(format!("expected a ServiceGroup, found `{}`", root.name));
     }
-    let Some(collection) = root.child(SMP_NS, "ServiceMetadataReferenceCollection") else {
+    let Some(collection) = root.child_in(SMP_NS, "ServiceMetadataReferenceCollection") else {
         return Ok(Vec::new());
     };
     Ok(collection
-        .children_named(SMP_NS, "ServiceMetadataReference")
-        .filter_map(|r| r.attr("href"))
+        .children_in(SMP_NS, "ServiceMetadataReference")
+        .filter_map(|r| r.attribute("href"))
         .map(str::to_string)
         .collect())
 }
 
 /// Parse a SignedServiceMetadata (or a bare ServiceMetadata).
 pub fn parse_metadata(bytes: &[u8]) -> Result<Metadata, String> {
-    let root = xml::parse(bytes).map_err(|e| e.to_string())?;
+    let root = parse(bytes)?;
     if !SMP_NS.contains(&root.ns.as_str()) {
         return Err(format!("`{}` is not in an SMP namespace", root.name));
     }
     let metadata = match root.name.as_str() {
         "SignedServiceMetadata" => root
-            .child(SMP_NS, "ServiceMetadata")
+            .child_in(SMP_NS, "ServiceMetadata")
             .ok_or("SignedServiceMetadata without ServiceMetadata")?,
         "ServiceMetadata" => &root,
         other => return Err(format!("expected SignedServiceMetadata, found `{other}`")),
     };
-    if let Some(redirect) = metadata.child(SMP_NS, "Redirect") {
-        let href = redirect.attr("href").ok_or("Redirect without href")?;
+    if let Some(redirect) = metadata.child_in(SMP_NS, "Redirect") {
+        let href = redirect.attribute("href").ok_or("Redirect without href")?;
         return Ok(Metadata::Redirect {
             href: href.to_string(),
         });
     }
     let info = metadata
-        .child(SMP_NS, "ServiceInformation")
+        .child_in(SMP_NS, "ServiceInformation")
         .ok_or("ServiceMetadata without ServiceInformation or Redirect")?;
     let document_type = info
-        .child(ID_NS, "DocumentIdentifier")
+        .child_in(ID_NS, "DocumentIdentifier")
         .and_then(identifier)
         .ok_or("ServiceInformation without DocumentIdentifier")?;
     let processes = info
-        .child(SMP_NS, "ProcessList")
+        .child_in(SMP_NS, "ProcessList")
         .map(|list| {
-            list.children_named(SMP_NS, "Process")
+            list.children_in(SMP_NS, "Process")
                 .map(parse_process)
                 .collect()
         })
@@ -157,16 +169,16 @@ pub fn parse_metadata(bytes: &[u8]) -> Result<Metadata, String> {
 
 fn parse_process(process: &Element) -> Process {
     let endpoints = process
-        .child(SMP_NS, "ServiceEndpointList")
+        .child_in(SMP_NS, "ServiceEndpointList")
         .map(|list| {
-            list.children_named(SMP_NS, "Endpoint")
+            list.children_in(SMP_NS, "Endpoint")
                 .map(parse_endpoint)
                 .collect()
         })
         .unwrap_or_default();
     Process {
         process_id: process
-            .child(ID_NS, "ProcessIdentifier")
+            .child_in(ID_NS, "ProcessIdentifier")
             .and_then(identifier)
             .unwrap_or_default(),
         endpoints,
@@ -176,19 +188,19 @@ fn parse_process(process: &Element) -> Process {
 fn parse_endpoint(endpoint: &Element) -> Endpoint {
     let text = |name: &str| {
         endpoint
-            .child(SMP_NS, name)
+            .child_in(SMP_NS, name)
             .and_then(Element::text)
             .map(str::to_string)
     };
     let address = endpoint
-        .child(WSA_NS, "EndpointReference")
-        .and_then(|r| r.child(WSA_NS, "Address"))
+        .child_in(WSA_NS, "EndpointReference")
+        .and_then(|r| r.child_in(WSA_NS, "Address"))
         .and_then(Element::text)
         .map(str::to_string)
         .or_else(|| text("EndpointURI"));
     Endpoint {
         transport_profile: endpoint
-            .attr("transportProfile")
+            .attribute("transportProfile")
             .unwrap_or_default()
             .to_string(),
         address,

@@ -11,10 +11,12 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::admission::Ticket;
 use crate::auth::Principal;
 use crate::convert::review::{self, ConversionStatus, ConversionView, Correction, ReviewError};
 use crate::convert::{self, extract};
 use crate::problem::Problem;
+use crate::routes::admit::Admitted;
 use crate::routes::form::Form;
 use crate::state::AppState;
 use crate::store::{self, ConversionRecord};
@@ -90,6 +92,16 @@ fn review_problem(e: ReviewError) -> Problem {
     }
 }
 
+/// An upload may hold up to `max_invoices` invoices: its share of the in-flight documents.
+async fn hold_invoices(state: &AppState, ticket: &mut Ticket) -> Result<(), Problem> {
+    let n = state
+        .config
+        .convert
+        .max_invoices
+        .min(state.config.admission.inflight_documents);
+    Ok(state.admission.hold_documents(ticket, n).await?)
+}
+
 /// Extract, write, validate and gate every invoice of every file; store them all.
 async fn convert_upload(
     state: &AppState,
@@ -119,44 +131,45 @@ async fn convert_upload(
     let environment = state.environment().to_string();
     let tenant = principal.tenant_id.clone();
     let profile = upload.profile.clone();
-    // Extraction and validation are CPU work: off the async workers.
-    let records = tokio::task::spawn_blocking(move || {
-        let batch_id = store::new_id("batch");
-        let now = store::now();
-        let mut records = Vec::new();
-        for (file_name, bytes) in &upload.files {
-            let extracted = extract::extract(bytes, file_name.as_deref(), mapping.as_ref())
-                .map_err(|e| {
-                    extract_problem(e).with("file_name", file_name.as_deref().unwrap_or(""))
-                })?;
-            if records.len() + extracted.candidates.len() > max_invoices {
-                return Err(Problem::too_large(
-                    "max_invoices",
-                    max_invoices,
-                    format!("at most {max_invoices} invoices per upload"),
-                ));
+    // Extraction and validation are CPU work: on the admission pool.
+    let records = state
+        .admission
+        .run(move || {
+            let batch_id = store::new_id("batch");
+            let now = store::now();
+            let mut records = Vec::new();
+            for (file_name, bytes) in &upload.files {
+                let extracted = extract::extract(bytes, file_name.as_deref(), mapping.as_ref())
+                    .map_err(|e| {
+                        extract_problem(e).with("file_name", file_name.as_deref().unwrap_or(""))
+                    })?;
+                if records.len() + extracted.candidates.len() > max_invoices {
+                    return Err(Problem::too_large(
+                        "max_invoices",
+                        max_invoices,
+                        format!("at most {max_invoices} invoices per upload"),
+                    ));
+                }
+                let input_sha256 = review::sha256(bytes);
+                let meta = review::Upload {
+                    tenant_id: &tenant,
+                    batch_id: &batch_id,
+                    file_name: file_name.as_deref(),
+                    input_format: extracted.format,
+                    input_sha256: &input_sha256,
+                    environment: &environment,
+                    now: &now,
+                };
+                for candidate in &extracted.candidates {
+                    let evaluation =
+                        review::evaluate(&catalog, profile.as_deref(), candidate, threshold)
+                            .map_err(review_problem)?;
+                    records.push(review::record(&meta, records.len(), candidate, evaluation));
+                }
             }
-            let input_sha256 = review::sha256(bytes);
-            let meta = review::Upload {
-                tenant_id: &tenant,
-                batch_id: &batch_id,
-                file_name: file_name.as_deref(),
-                input_format: extracted.format,
-                input_sha256: &input_sha256,
-                environment: &environment,
-                now: &now,
-            };
-            for candidate in &extracted.candidates {
-                let evaluation =
-                    review::evaluate(&catalog, profile.as_deref(), candidate, threshold)
-                        .map_err(review_problem)?;
-                records.push(review::record(&meta, records.len(), candidate, evaluation));
-            }
-        }
-        Ok::<_, Problem>(records)
-    })
-    .await
-    .map_err(|e| Problem::internal(format!("the conversion task failed: {e}")))??;
+            Ok::<_, Problem>(records)
+        })
+        .await??;
     state.store.insert_conversions(&records).await?;
     Ok(records)
 }
@@ -227,8 +240,10 @@ optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a
 pub async fn convert_v1(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Admitted(mut ticket): Admitted,
     request: Request<Body>,
 ) -> Result<Response, Problem> {
+    hold_invoices(&state, &mut ticket).await?;
     let upload = read_upload(&state, request).await?;
     let records = convert_upload(&state, &principal, upload).await?;
     Ok((StatusCode::CREATED, Json(result(&state, &records, true)?)).into_response())
@@ -244,9 +259,11 @@ pub async fn convert_v1(
 pub async fn convert_api(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Admitted(mut ticket): Admitted,
     headers: HeaderMap,
     request: Request<Body>,
 ) -> Result<Response, Problem> {
+    hold_invoices(&state, &mut ticket).await?;
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -475,16 +492,25 @@ pub async fn correct(
     let mut record = tenant_conversion(&state, &principal, &id).await?;
     let expected = record.updated_at.clone();
     let catalog = state.registry.current();
-    review::correct(
-        &mut record,
-        &catalog,
-        &body.corrections,
-        &body.remove_lines,
-        &reviewer(&principal),
-        &store::now(),
-        state.config.convert.confidence_threshold,
-    )
-    .map_err(review_problem)?;
+    let (by, now) = (reviewer(&principal), store::now());
+    let threshold = state.config.convert.confidence_threshold;
+    // The XML is written and validated again: CPU work, on the admission pool.
+    let record = state
+        .admission
+        .run(move || {
+            review::correct(
+                &mut record,
+                &catalog,
+                &body.corrections,
+                &body.remove_lines,
+                &by,
+                &now,
+                threshold,
+            )
+            .map(|()| record)
+        })
+        .await?
+        .map_err(review_problem)?;
     save(&state, &record, &expected).await?;
     Ok(Json(
         ConversionView::from_record(&record, true).map_err(review_problem)?,

@@ -33,7 +33,7 @@ impl Form {
             .inner
             .next_field()
             .await
-            .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
+            .map_err(|e| body_problem(&e, e.status(), e.body_text(), limit))?;
         Ok(field.map(|field| Part {
             name: field.name().unwrap_or("").to_string(),
             file_name: field.file_name().map(str::to_string),
@@ -49,7 +49,7 @@ impl Part<'_> {
         self.field
             .bytes()
             .await
-            .map_err(|e| body_problem(e.status(), e.body_text(), limit))
+            .map_err(|e| body_problem(&e, e.status(), e.body_text(), limit))
     }
 
     /// The text, trimmed; None when empty.
@@ -59,7 +59,7 @@ impl Part<'_> {
             .field
             .text()
             .await
-            .map_err(|e| body_problem(e.status(), e.body_text(), limit))?;
+            .map_err(|e| body_problem(&e, e.status(), e.body_text(), limit))?;
         Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty()))
     }
 }

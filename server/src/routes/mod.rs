@@ -2,6 +2,7 @@
 //! the authentication layers, the OpenAPI permission notes and the role-matrix tests are
 //! all built from this one list.
 
+pub mod admit;
 pub mod company;
 pub mod convert;
 mod form;

@@ -12,6 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::Principal;
 use crate::config::Mode;
 use crate::problem::Problem;
+use crate::routes::admit::Admitted;
 use crate::routes::form::Form;
 use crate::routes::validate::read_raw;
 use crate::sending::timeline::TimelineEntry;
@@ -216,6 +217,44 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// The Idempotency-Key header: absent (None), or printable ASCII as the IETF draft's
+/// structured-field string says; anything else is refused rather than taken for absent.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let printable = value.as_bytes().iter().all(|b| (0x20..0x7f).contains(b));
+    if !printable {
+        return Err(Problem::invalid_field(
+            "Idempotency-Key",
+            "the key must be printable ASCII (letters, digits, punctuation, spaces), e.g. a UUID",
+        ));
+    }
+    Ok(header_text(headers, "idempotency-key"))
+}
+
+/// Content types a send takes as the raw document.
+const XML_TYPES: &[&str] = &["application/xml", "text/xml"];
+
+fn xml_content_type(headers: &HeaderMap) -> Result<(), Problem> {
+    let kind = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    if kind.is_empty() || XML_TYPES.contains(&kind.as_str()) || kind.ends_with("+xml") {
+        Ok(())
+    } else {
+        Err(Problem::unsupported_media_type(&kind, XML_TYPES))
+    }
+}
+
 fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
     // Scenarios steer the simulated partner only; production ignores the header.
     (state.config.mode == Mode::Sandbox)
@@ -230,18 +269,27 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
     request_body(content = String, content_type = "application/xml", description = "The UBL invoice or credit note"),
     responses(
         (status = 202, description = "Validated, stored and queued; delivery follows asynchronously (see `links.messages`)", body = sending::SendAccepted),
-        (status = 400, description = "No Idempotency-Key", body = crate::problem::ProblemBody),
+        (status = 400, description = "No Idempotency-Key, or one that is not printable ASCII", body = crate::problem::ProblemBody),
+        (status = 408, description = "The body did not arrive within the body timeouts", body = crate::problem::ProblemBody),
+        (status = 413, description = "Body over `max_body_bytes`, or over the in-flight budget", body = crate::problem::ProblemBody),
+        (status = 415, description = "A body that is not XML", body = crate::problem::ProblemBody),
+        (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
         (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
         (status = 422, description = "Fatal findings (`remediation-required`: stored, not sent; `findings`, `invoice_id`), or the key reused with another request", body = crate::problem::ProblemBody)))]
 pub async fn send_v1(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    _admitted: Admitted,
     Query(query): Query<SendQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
     let headers = request.headers().clone();
+    let idempotency_key = idempotency_key(&headers)?;
     let bytes = match &query.conversion_id {
-        None => read_raw(&state, request.into_body()).await?,
+        None => {
+            xml_content_type(&headers)?;
+            read_raw(&state, request.into_body()).await?
+        }
         Some(conversion_id) => {
             let body = axum::body::to_bytes(request.into_body(), 64 * 1024)
                 .await
@@ -264,7 +312,7 @@ pub async fn send_v1(
         }
     };
     let send = SendRequest {
-        idempotency_key: header_text(&headers, "idempotency-key"),
+        idempotency_key,
         profile: query.profile,
         file_name: None,
         scenario: scenario(&state, &headers),
@@ -281,15 +329,19 @@ pub async fn send_v1(
     request_body(content_type = "multipart/form-data", description = "`xml_file`: the document; optional `profile` and `resubmission_of` fields"),
     responses(
         (status = 202, description = "Validated, stored and queued", body = sending::SendAccepted),
-        (status = 400, description = "No Idempotency-Key or no `xml_file`", body = crate::problem::ProblemBody),
+        (status = 400, description = "No Idempotency-Key, no `xml_file` or more than one", body = crate::problem::ProblemBody),
+        (status = 408, description = "The body did not arrive within the body timeouts", body = crate::problem::ProblemBody),
+        (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
         (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
         (status = 422, description = "Fatal findings (`remediation-required`), or the key reused with another request", body = crate::problem::ProblemBody)))]
 pub async fn send_api(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    _admitted: Admitted,
     request: Request<Body>,
 ) -> Result<Response, Problem> {
     let headers = request.headers().clone();
+    let idempotency_key = idempotency_key(&headers)?;
     let multipart = Multipart::from_request(request, &state)
         .await
         .map_err(|e| Problem::bad_request(e.body_text()))?;
@@ -297,6 +349,13 @@ pub async fn send_api(
     let (mut file, mut file_name, mut profile, mut resubmission_of) = (None, None, None, None);
     while let Some(part) = form.next().await? {
         match part.name.as_str() {
+            "xml_file" if file.is_some() => {
+                return Err(Problem::bad_request(
+                    "the multipart body has more than one `xml_file`; a send takes one document \
+                     (send each in its own request, each with its own Idempotency-Key)",
+                )
+                .with("field", "xml_file"));
+            }
             "xml_file" => {
                 file_name = part.file_name.clone();
                 file = Some(part.bytes().await?);
@@ -316,7 +375,7 @@ pub async fn send_api(
         Problem::bad_request("the multipart body has no `xml_file` field with the document")
     })?;
     let send = SendRequest {
-        idempotency_key: header_text(&headers, "idempotency-key"),
+        idempotency_key,
         profile,
         file_name,
         scenario: scenario(&state, &headers),
@@ -600,11 +659,11 @@ pub async fn artifact(
         )));
     }
     let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
-    let (bytes, media_type, file_name) =
-        tokio::task::spawn_blocking(move || sending::artifacts::render(&inv, &kind))
-            .await
-            .map_err(|e| Problem::internal(format!("the rendition task failed: {e}")))?
-            .map_err(|e| Problem::internal(format!("rendering the artifact: {e}")))?;
+    let (bytes, media_type, file_name) = state
+        .admission
+        .run(move || sending::artifacts::render(&inv, &kind))
+        .await?
+        .map_err(|e| Problem::internal(format!("rendering the artifact: {e}")))?;
     Ok((
         [
             (header::CONTENT_TYPE, media_type.to_string()),

@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
 use crate::problem::Problem;
+use crate::routes::admit::Admitted;
 use crate::routes::form::Form;
 use crate::state::AppState;
 use crate::store::ValidationRecord;
@@ -90,7 +91,23 @@ struct Upload {
     bytes: Bytes,
 }
 
-pub(crate) fn body_problem(status: StatusCode, text: String, limit: usize) -> Problem {
+/// The problem for a request body that could not be read: too slow (408), over the limit
+/// (413), or broken off or malformed (400).
+pub(crate) fn body_problem(
+    error: &(dyn std::error::Error + 'static),
+    status: StatusCode,
+    text: String,
+    limit: usize,
+) -> Problem {
+    if crate::listener::is_body_timeout(error) {
+        return Problem::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body-timeout",
+            "Request body too slow",
+            format!("the request body could not be read: {text}"),
+        )
+        .with("limit", "body_timeout_ms");
+    }
     if status == StatusCode::PAYLOAD_TOO_LARGE {
         Problem::too_large(
             "max_body_bytes",
@@ -98,7 +115,7 @@ pub(crate) fn body_problem(status: StatusCode, text: String, limit: usize) -> Pr
             format!("the request body is larger than the limit of {limit} bytes"),
         )
     } else {
-        Problem::bad_request(format!("the multipart body cannot be read: {text}"))
+        Problem::bad_request(format!("the request body cannot be read: {text}"))
     }
 }
 
@@ -147,12 +164,16 @@ async fn read_multipart(
 
 pub(crate) async fn read_raw(state: &AppState, body: Body) -> Result<Bytes, Problem> {
     let limit = state.config.limits.max_body_bytes;
-    let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-        Problem::too_large(
-            "max_body_bytes",
-            limit,
-            format!("the request body is larger than the limit of {limit} bytes"),
-        )
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let over = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        let status = if over {
+            StatusCode::PAYLOAD_TOO_LARGE
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        let text = e.to_string();
+        body_problem(&e, status, text, limit)
     })?;
     if bytes.is_empty() {
         return Err(Problem::bad_request(
@@ -245,12 +266,15 @@ async fn validate_one(
         (status = 200, description = "The validation result (stored; see Content-Location)",
          content((ValidationResult = "application/json"), (String = "application/svrl+xml"))),
         (status = 400, description = "Unknown profile or bad request", body = crate::problem::ProblemBody),
+        (status = 408, description = "The body did not arrive within the body timeouts", body = crate::problem::ProblemBody),
         (status = 413, description = "Body over `max_body_bytes`", body = crate::problem::ProblemBody),
         (status = 415, description = "Not XML or multipart", body = crate::problem::ProblemBody),
+        (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
         (status = 422, description = "Not well-formed XML (line and column), DOCTYPE, or nesting over `max_xml_depth`", body = crate::problem::ProblemBody)))]
 pub async fn validate_v1(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    _admitted: Admitted,
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
@@ -320,6 +344,7 @@ pub struct BatchResult {
 pub async fn validate_api(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Admitted(mut ticket): Admitted,
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
@@ -331,6 +356,10 @@ pub async fn validate_api(
         ));
     }
     let (mut uploads, form_profile) = multipart_uploads(&state, request).await?;
+    state
+        .admission
+        .hold_documents(&mut ticket, uploads.len())
+        .await?;
     let profile = query.profile.or(form_profile);
     if uploads.len() == 1 {
         return validate_one(&state, &principal, profile, uploads.remove(0), format).await;

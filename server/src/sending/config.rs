@@ -18,6 +18,10 @@ pub struct SendingConfig {
     /// Sandbox partner: how long after delivery the simulated buyer's Invoice Response
     /// (accepted, rejected, under query, conditionally accepted) arrives, in milliseconds.
     pub sandbox_response_delay_ms: u64,
+    /// A send still running after this many seconds is taken to belong to a server that
+    /// died: a retry with its Idempotency-Key takes the key over. Safe at any value: the
+    /// old request, should it still be alive, can no longer store anything for the key.
+    pub abandoned_after_secs: u64,
 }
 
 impl Default for SendingConfig {
@@ -27,6 +31,7 @@ impl Default for SendingConfig {
             poll_ms: 500,
             response_timeout_secs: 5 * 24 * 3600,
             sandbox_response_delay_ms: 2000,
+            abandoned_after_secs: 60,
         }
     }
 }

@@ -32,8 +32,6 @@ use states::Status;
 
 /// How long an idempotency key is remembered (published in the OpenAPI description).
 pub const IDEMPOTENCY_KEY_HOURS: i64 = 24;
-/// A key whose request has been running this long is taken to belong to a dead server.
-const ABANDONED_AFTER_SECS: i64 = 120;
 /// Longest accepted Idempotency-Key.
 const MAX_KEY_LEN: usize = 255;
 
@@ -74,6 +72,9 @@ pub struct SendAccepted {
     pub connection_id: String,
     pub document_id: Option<String>,
     pub validation: ValidationSummary,
+    /// Things worth a look about an accepted send (a number sent before, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<SendWarning>,
     pub links: InvoiceLinks,
     pub environment: String,
 }
@@ -274,16 +275,22 @@ pub async fn send(state: &AppState, principal: &Principal, request: SendRequest)
         )
         .into_response();
     }
-    let fingerprint = request_hash(&request);
+    let document_sha = match digest(state, &request.bytes).await {
+        Ok(sha) => sha,
+        Err(busy) => return Problem::from(busy).into_response(),
+    };
+    let fingerprint = request_hash(&request, &document_sha);
+    let token = store::new_id("claim");
     let claim = state
         .store
         .claim_idempotency_key(
             &principal.tenant_id,
             &key,
             &fingerprint,
+            &token,
             &offset(0),
             &offset(IDEMPOTENCY_KEY_HOURS * 3600),
-            &offset(-ABANDONED_AFTER_SECS),
+            &offset(-(state.config.sending.abandoned_after_secs as i64)),
         )
         .await;
     match claim {
@@ -296,100 +303,213 @@ pub async fn send(state: &AppState, principal: &Principal, request: SendRequest)
              new key for a new request",
         )
         .into_response(),
-        Ok(IdempotencyClaim::Running) => Problem::conflict(
-            "idempotency-request-in-progress",
-            "a request with this Idempotency-Key is still being processed; retry shortly to get its answer",
-        )
-        .header(header::RETRY_AFTER, "1")
-        .into_response(),
+        Ok(IdempotencyClaim::Running) => in_progress(),
         Ok(IdempotencyClaim::Completed {
             status,
             content_type,
             body,
-        }) => {
-            let mut response = (
-                StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-                [(header::CONTENT_TYPE, content_type)],
-                body,
-            )
-                .into_response();
-            response
-                .headers_mut()
-                .insert("idempotent-replayed", HeaderValue::from_static("true"));
-            response
-        }
-        Ok(IdempotencyClaim::New) => {
-            let outcome = run(state, principal, request).await;
-            finish(state, principal, &key, outcome).await
+        }) => replay(status, content_type, body),
+        Ok(IdempotencyClaim::New { token }) => {
+            let claim = Claim {
+                key: &key,
+                token: &token,
+            };
+            match run(state, principal, request, document_sha, &claim).await {
+                Ok((status, content_type, body)) => {
+                    (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+                }
+                Err(problem) => {
+                    // Nothing was stored: give the key up so a corrected retry can run.
+                    if let Err(e) = state
+                        .store
+                        .release_idempotency_key(&principal.tenant_id, &key, &token)
+                        .await
+                    {
+                        tracing::error!(error = %e, "an idempotency key could not be released");
+                    }
+                    problem.into_response()
+                }
+            }
         }
     }
 }
 
-/// What running a send produced: a stored answer (replayed for the key) or a refusal
-/// before anything was stored (the key is released so a corrected retry can run).
-enum Outcome {
-    Stored(StatusCode, String, String),
-    Refused(Problem),
-}
+/// Bodies up to this size are hashed on the request's task (tens of microseconds, less
+/// than a hand-over to a worker); larger ones on a worker.
+const INLINE_DIGEST_BYTES: usize = 64 * 1024;
 
-async fn finish(state: &AppState, principal: &Principal, key: &str, outcome: Outcome) -> Response {
-    match outcome {
-        Outcome::Stored(status, content_type, body) => {
-            if let Err(e) = state
-                .store
-                .complete_idempotency_key(
-                    &principal.tenant_id,
-                    key,
-                    status.as_u16(),
-                    &content_type,
-                    &body,
-                )
-                .await
-            {
-                tracing::error!(error = %e, "the answer of a send could not be kept for its idempotency key");
-            }
-            (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
-        }
-        Outcome::Refused(problem) => {
-            if let Err(e) = state
-                .store
-                .release_idempotency_key(&principal.tenant_id, key)
-                .await
-            {
-                tracing::error!(error = %e, "an idempotency key could not be released");
-            }
-            problem.into_response()
-        }
+/// The document's SHA-256, lowercase hex.
+async fn digest(state: &AppState, bytes: &Bytes) -> Result<String, crate::admission::Busy> {
+    if bytes.len() <= INLINE_DIGEST_BYTES {
+        return Ok(hex::encode(Sha256::digest(bytes)));
     }
+    let bytes = bytes.clone();
+    state
+        .admission
+        .run(move || hex::encode(Sha256::digest(&bytes)))
+        .await
 }
 
-fn request_hash(r: &SendRequest) -> String {
+fn in_progress() -> Response {
+    Problem::conflict(
+        "idempotency-request-in-progress",
+        "a request with this Idempotency-Key is still being processed; retry shortly to get its answer",
+    )
+    .header(header::RETRY_AFTER, "1")
+    .into_response()
+}
+
+fn replay(status: u16, content_type: String, body: String) -> Response {
+    let mut response = (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        [(header::CONTENT_TYPE, content_type)],
+        body,
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
+}
+
+/// The idempotency key a send runs under, and the token that proves it still holds it.
+struct Claim<'a> {
+    key: &'a str,
+    token: &'a str,
+}
+
+/// The request's fingerprint: its parameters and the document's SHA-256.
+fn request_hash(r: &SendRequest, document_sha: &str) -> String {
     let mut h = Sha256::new();
     for part in [
         "send",
         r.profile.as_deref().unwrap_or(""),
         r.scenario.as_deref().unwrap_or(""),
         r.resubmission_of.as_deref().unwrap_or(""),
+        document_sha,
     ] {
         h.update(part.as_bytes());
         h.update(b"\n");
     }
-    h.update(&r.bytes);
     hex::encode(h.finalize())
 }
 
-async fn run(state: &AppState, principal: &Principal, request: SendRequest) -> Outcome {
-    match try_run(state, principal, request).await {
-        Ok(outcome) => outcome,
-        Err(problem) => Outcome::Refused(problem),
-    }
+/// What one worker job reads from a document to be sent, from a single parse.
+struct Examined {
+    identity: document::Identity,
+    faults: Vec<identifiers::IdentifierFault>,
+    /// None when identifiers failed (the rules were not run: the send is refused anyway).
+    checked: Option<validation::Checked>,
 }
 
-async fn try_run(
+fn examine(
+    catalog: &invex_engine::registry::Catalog,
+    profile: Option<&str>,
+    bytes: &[u8],
+    limits: &invex_engine::document::Limits,
+) -> Result<Examined, Problem> {
+    let start = std::time::Instant::now();
+    let doc = validation::parse(bytes, limits)?;
+    // A document that is not a UBL invoice has no identifiers to check; the rules say
+    // what is wrong with it.
+    let view = crate::artifacts::invoice_view::from_document(&doc).ok();
+    let identity = view.as_ref().map(document::of_view).unwrap_or_default();
+    let faults = view
+        .as_ref()
+        .map(identifiers::check_view)
+        .unwrap_or_default();
+    let checked = if faults.is_empty() {
+        Some(validation::check(catalog, profile, &doc, bytes, start)?)
+    } else {
+        None
+    };
+    Ok(Examined {
+        identity,
+        faults,
+        checked,
+    })
+}
+
+/// The conversion the document came from, if any: by its exact bytes, else by its
+/// business identity (the newest conversion of the same number, date and seller), so that
+/// an edited copy of a held conversion is held too.
+async fn source_conversion(
+    state: &AppState,
+    tenant_id: &str,
+    document_sha: &str,
+    identity: &document::Identity,
+) -> Result<Option<store::ConversionRecord>, Problem> {
+    if let Some(c) = state
+        .store
+        .conversion_by_xml(tenant_id, document_sha)
+        .await?
+    {
+        return Ok(Some(c));
+    }
+    let (Some(number), Some(date)) = (&identity.document_id, &identity.issue_date) else {
+        return Ok(None);
+    };
+    Ok(state
+        .store
+        .conversions_by_number(tenant_id, number, date)
+        .await?
+        .into_iter()
+        .find(|c| {
+            identity.same_document(
+                c.document_id.as_deref(),
+                c.issue_date.as_deref(),
+                &c.seller_ids,
+            )
+        }))
+}
+
+/// Invoices of the same business identity sent before (not counting the one this send
+/// corrects), for the duplicate warning.
+async fn sent_before(
+    state: &AppState,
+    tenant_id: &str,
+    identity: &document::Identity,
+    resubmission_of: Option<&str>,
+) -> Result<Vec<String>, Problem> {
+    let (Some(number), Some(date)) = (&identity.document_id, &identity.issue_date) else {
+        return Ok(Vec::new());
+    };
+    Ok(state
+        .store
+        .invoices_by_number(tenant_id, number, date)
+        .await?
+        .into_iter()
+        .filter(|i| {
+            identity.same_document(
+                i.document_id.as_deref(),
+                i.issue_date.as_deref(),
+                &i.seller_ids,
+            ) && Some(i.id.as_str()) != resubmission_of
+                && i.status != Status::RemediationRequired.as_str()
+        })
+        .map(|i| i.id)
+        .collect())
+}
+
+/// A warning on an accepted send: the invoice went out, but something deserves a look.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendWarning {
+    /// `duplicate-document`: an invoice with the same seller, number and issue date was
+    /// sent before.
+    pub code: String,
+    pub detail: String,
+    /// The earlier invoices (`inv_...`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invoices: Vec<String>,
+}
+
+async fn run(
     state: &AppState,
     principal: &Principal,
     request: SendRequest,
-) -> Result<Outcome, Problem> {
+    document_sha: String,
+    claim: &Claim<'_>,
+) -> Result<(StatusCode, String, String), Problem> {
     if let Some(s) = &request.scenario {
         if !partner::SCENARIOS.contains(&s.as_str()) {
             return Err(Problem::invalid_field(
@@ -421,15 +541,22 @@ async fn try_run(
             ));
         }
     }
+    let catalog = state.registry.current();
+    let limits = validation::parse_limits(state);
+    let (bytes, profile) = (request.bytes.clone(), request.profile.clone());
+    let examined = state
+        .admission
+        .run(move || examine(&catalog, profile.as_deref(), &bytes, &limits))
+        .await??;
     // A document a conversion produced goes out only when the review gate lets it: this
-    // holds however it arrives (by conversion id or uploaded as XML).
-    let conversion = state
-        .store
-        .conversion_by_xml(
-            &principal.tenant_id,
-            &hex::encode(Sha256::digest(&request.bytes)),
-        )
-        .await?;
+    // holds however it arrives (by conversion id, as the same bytes, or edited).
+    let conversion = source_conversion(
+        state,
+        &principal.tenant_id,
+        &document_sha,
+        &examined.identity,
+    )
+    .await?;
     if let Some(c) = &conversion {
         if let Err(why) = crate::convert::review::may_send(c) {
             return Err(Problem::conflict("conversion-not-approved", why)
@@ -438,9 +565,9 @@ async fn try_run(
                 .with("review", format!("/v1/conversions/{}", c.id)));
         }
     }
-    let faults = identifiers::check(&request.bytes);
-    if !faults.is_empty() {
-        let list: Vec<String> = faults
+    if !examined.faults.is_empty() {
+        let list: Vec<String> = examined
+            .faults
             .iter()
             .map(|f| format!("{} ({}) `{}`", f.what, f.business_term, f.value))
             .collect();
@@ -453,15 +580,13 @@ async fn try_run(
                 list.join(", ")
             ),
         )
-        .with("identifiers", faults));
+        .with("identifiers", examined.faults));
     }
-    let validated = validation::validate(
-        state,
-        request.profile.clone(),
-        request.file_name.clone(),
-        request.bytes.clone(),
-    )
-    .await?;
+    let Some(checked) = examined.checked else {
+        return Err(Problem::internal("the document was not validated"));
+    };
+    let identity = examined.identity;
+    let validated = validation::finish(state, request.file_name.clone(), checked);
     let result = &validated.result;
     state
         .store
@@ -469,7 +594,6 @@ async fn try_run(
         .await?;
     let payload = String::from_utf8(request.bytes.to_vec())
         .map_err(|_| Problem::bad_request("the document is not UTF-8 text"))?;
-    let identity = document::identity(&request.bytes);
     let report = &result.report;
     let id = store::new_id("inv");
     let fatal = report.counts.fatal;
@@ -493,7 +617,7 @@ async fn try_run(
         connection_id: Some(connection.id.clone()),
         status: status.as_str().to_string(),
         document_id: identity.document_id.clone(),
-        buyer_endpoint: identity.buyer_endpoint,
+        buyer_endpoint: identity.buyer_endpoint.clone(),
         sha256: result.document.sha256.clone(),
         payload,
         validation_id: result.id.clone(),
@@ -507,6 +631,8 @@ async fn try_run(
         environment: state.environment().to_string(),
         created_at: now.clone(),
         updated_at: now,
+        issue_date: identity.issue_date.clone(),
+        seller_ids: identity.stored_seller_ids(),
     };
     let received = timeline::own(
         "received",
@@ -535,10 +661,6 @@ async fn try_run(
             .iter()
             .flat_map(|e| notices_for(&record, e))
             .collect();
-        state
-            .store
-            .insert_invoice(&record, &events, None, &notices)
-            .await?;
         let fatal_findings: Vec<_> = report
             .findings
             .iter()
@@ -559,9 +681,27 @@ async fn try_run(
         .with("validation", &summary)
         .with("links", links(&id, &result.id));
         let body = serde_json::to_string(&problem.body()).unwrap_or_default();
-        return Ok(Outcome::Stored(
+        let content_type = crate::problem::PROBLEM_JSON;
+        store_invoice(
+            state,
+            store::NewInvoice {
+                invoice: &record,
+                events: &events,
+                queue_at: None,
+                notices: &notices,
+                conversion_id: None,
+                completion: completion(
+                    claim,
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    content_type,
+                    &body,
+                ),
+            },
+        )
+        .await?;
+        return Ok((
             StatusCode::UNPROCESSABLE_ENTITY,
-            "application/problem+json".to_string(),
+            content_type.to_string(),
             body,
         ));
     }
@@ -586,33 +726,81 @@ async fn try_run(
             &id,
         ),
     ];
-    state
-        .store
-        .insert_invoice(&record, &events, Some(&store::now()), &[])
-        .await?;
-    state.outbox_wake.notify_one();
-    if let Some(c) = &conversion {
-        if let Err(e) = state
-            .store
-            .mark_conversion_sent(&principal.tenant_id, &c.id, &id, &store::now())
-            .await
-        {
-            // The invoice is queued; only the conversion's back link is missing.
-            tracing::error!(error = %e, conversion = %c.id, invoice = %id, "could not mark a conversion as sent");
-        }
+    let earlier = sent_before(
+        state,
+        &principal.tenant_id,
+        &identity,
+        request.resubmission_of.as_deref(),
+    )
+    .await?;
+    let mut warnings = Vec::new();
+    if !earlier.is_empty() {
+        warnings.push(SendWarning {
+            code: "duplicate-document".to_string(),
+            detail: format!(
+                "an invoice with the same seller, number `{}` and issue date was sent before ({}); \
+                 this one is sent too — if it is a correction, send it with resubmission_of",
+                identity.document_id.as_deref().unwrap_or(""),
+                earlier.join(", ")
+            ),
+            invoices: earlier,
+        });
     }
     let accepted = SendAccepted {
         links: links(&id, &result.id),
-        id,
+        id: id.clone(),
         status,
         connection_id: connection.id,
         document_id: identity.document_id,
         validation: summary,
+        warnings,
         environment: state.environment().to_string(),
     };
-    Ok(Outcome::Stored(
-        StatusCode::ACCEPTED,
-        "application/json".to_string(),
-        serde_json::to_string(&accepted).unwrap_or_default(),
-    ))
+    let body = serde_json::to_string(&accepted).unwrap_or_default();
+    let content_type = "application/json";
+    let now = store::now();
+    store_invoice(
+        state,
+        store::NewInvoice {
+            invoice: &record,
+            events: &events,
+            queue_at: Some(&now),
+            notices: &[],
+            conversion_id: conversion.as_ref().map(|c| c.id.as_str()),
+            completion: completion(claim, StatusCode::ACCEPTED, content_type, &body),
+        },
+    )
+    .await?;
+    state.outbox_wake.notify_one();
+    Ok((StatusCode::ACCEPTED, content_type.to_string(), body))
+}
+
+fn completion<'a>(
+    claim: &Claim<'a>,
+    status: StatusCode,
+    content_type: &'a str,
+    body: &'a str,
+) -> store::KeyCompletion<'a> {
+    store::KeyCompletion {
+        key: claim.key,
+        token: claim.token,
+        status: status.as_u16(),
+        content_type,
+        body,
+    }
+}
+
+/// Store the invoice with the key's answer in one transaction. When the key was taken over
+/// meanwhile, this request stored nothing and the request that took it answers.
+async fn store_invoice(state: &AppState, new: store::NewInvoice<'_>) -> Result<(), Problem> {
+    match state.store.insert_invoice(new).await {
+        Ok(()) => Ok(()),
+        Err(store::StoreError::ClaimLost) => Err(Problem::conflict(
+            "idempotency-request-in-progress",
+            "another request with this Idempotency-Key took it over (this one ran too long); \
+             retry shortly to get its answer",
+        )
+        .header(header::RETRY_AFTER, "1")),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -33,18 +33,23 @@ pub struct ConversionRecord {
     pub environment: String,
     pub created_at: String,
     pub updated_at: String,
+    /// BT-2 of the generated document, for matching by business identity.
+    pub issue_date: Option<String>,
+    /// The seller's identifiers, normalised, space-separated (see `sending::document`).
+    pub seller_ids: String,
 }
 
 const COLUMNS: &str = "id, tenant_id, batch_id, position, status, file_name, input_format, \
      input_sha256, document_id, draft, xml, xml_sha256, report, confidence, reasons, \
      cross_checks, changes, needed_review, approved_by, approved_at, review_note, invoice_id, \
-     environment, created_at, updated_at";
+     environment, created_at, updated_at, issue_date, seller_ids";
 
 /// Columns a list answers (the XML and report stay out of lists).
 const SUMMARY_COLUMNS: &str = "id, tenant_id, batch_id, position, status, file_name, \
      input_format, input_sha256, document_id, '' AS draft, '' AS xml, xml_sha256, '' AS report, \
      confidence, reasons, '[]' AS cross_checks, '[]' AS changes, needed_review, approved_by, \
-     approved_at, review_note, invoice_id, environment, created_at, updated_at";
+     approved_at, review_note, invoice_id, environment, created_at, updated_at, issue_date, \
+     seller_ids";
 
 impl ConversionRecord {
     fn from_row(row: &AnyRow) -> Result<ConversionRecord, sqlx::Error> {
@@ -74,6 +79,8 @@ impl ConversionRecord {
             environment: text(row, "environment")?,
             created_at: text(row, "created_at")?,
             updated_at: text(row, "updated_at")?,
+            issue_date: opt_text(row, "issue_date")?,
+            seller_ids: opt_text(row, "seller_ids")?.unwrap_or_default(),
         })
     }
 }
@@ -85,7 +92,7 @@ impl Store {
         for c in records {
             sqlx::query(&format!(
                 "INSERT INTO conversions ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)"
+                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)"
             ))
             .bind(&c.id)
             .bind(&c.tenant_id)
@@ -112,6 +119,8 @@ impl Store {
             .bind(&c.environment)
             .bind(&c.created_at)
             .bind(&c.updated_at)
+            .bind(c.issue_date.as_deref())
+            .bind(&c.seller_ids)
             .execute(&mut *tx)
             .await?;
         }
@@ -162,6 +171,30 @@ impl Store {
             .await
     }
 
+    /// Conversions of the tenant whose document has this number and issue date, newest
+    /// first (the caller compares the sellers).
+    pub async fn conversions_by_number(
+        &self,
+        tenant_id: &str,
+        document_id: &str,
+        issue_date: &str,
+    ) -> Result<Vec<ConversionRecord>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM conversions \
+             WHERE tenant_id = $1 AND document_id = $2 AND issue_date = $3 \
+             ORDER BY created_at DESC LIMIT 50"
+        ))
+        .bind(tenant_id)
+        .bind(document_id)
+        .bind(issue_date)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(ConversionRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
     /// The newest conversion matching `condition` on two text parameters.
     async fn first_conversion(
         &self,
@@ -191,7 +224,7 @@ impl Store {
             "UPDATE conversions SET status = $1, document_id = $2, draft = $3, xml = $4, \
              xml_sha256 = $5, report = $6, confidence = $7, reasons = $8, cross_checks = $9, \
              changes = $10, approved_by = $11, approved_at = $12, review_note = $13, \
-             invoice_id = $14, updated_at = $15 \
+             invoice_id = $14, updated_at = $15, issue_date = $19, seller_ids = $20 \
              WHERE tenant_id = $16 AND id = $17 AND updated_at = $18",
         )
         .bind(&c.status)
@@ -212,29 +245,35 @@ impl Store {
         .bind(&c.tenant_id)
         .bind(&c.id)
         .bind(expected_updated_at)
+        .bind(c.issue_date.as_deref())
+        .bind(&c.seller_ids)
         .execute(self.pool())
         .await?;
         Ok(done.rows_affected() == 1)
     }
+}
 
-    /// Record that a conversion went out as `invoice_id` (the first send wins the link).
-    pub async fn mark_conversion_sent(
-        &self,
-        tenant_id: &str,
-        id: &str,
-        invoice_id: &str,
-        at: &str,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE conversions SET status = 'sent', invoice_id = $1, updated_at = $2 \
-             WHERE tenant_id = $3 AND id = $4 AND invoice_id IS NULL",
-        )
-        .bind(invoice_id)
-        .bind(at)
-        .bind(tenant_id)
-        .bind(id)
-        .execute(self.pool())
-        .await?;
-        Ok(())
-    }
+/// Record that a conversion went out as `invoice_id` (the first send wins the link), inside
+/// the transaction that stores the invoice.
+pub(super) async fn mark_sent<'c, E>(
+    executor: E,
+    tenant_id: &str,
+    id: &str,
+    invoice_id: &str,
+    at: &str,
+) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'c, Database = sqlx::Any>,
+{
+    sqlx::query(
+        "UPDATE conversions SET status = 'sent', invoice_id = $1, updated_at = $2 \
+         WHERE tenant_id = $3 AND id = $4 AND invoice_id IS NULL",
+    )
+    .bind(invoice_id)
+    .bind(at)
+    .bind(tenant_id)
+    .bind(id)
+    .execute(executor)
+    .await?;
+    Ok(())
 }

@@ -18,8 +18,8 @@ use tokio::sync::mpsc;
 pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
-    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, NewEvent, Notice,
-    ScheduledEvent, GENESIS_HASH,
+    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion,
+    NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
 };
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;
@@ -42,6 +42,10 @@ pub enum StoreError {
     WriterStopped,
     #[error("{0}")]
     Shared(Arc<StoreError>),
+    /// An idempotency key was taken over by another request (its holder was presumed
+    /// dead): this request stored nothing.
+    #[error("the idempotency key is no longer held by this request")]
+    ClaimLost,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

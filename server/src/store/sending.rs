@@ -60,6 +60,10 @@ pub struct InvoiceRecord {
     pub environment: String,
     pub created_at: String,
     pub updated_at: String,
+    /// BT-2 as written.
+    pub issue_date: Option<String>,
+    /// The seller's identifiers, normalised, space-separated (see `sending::document`).
+    pub seller_ids: String,
 }
 
 const CONNECTION_COLUMNS: &str =
@@ -67,7 +71,8 @@ const CONNECTION_COLUMNS: &str =
 
 const INVOICE_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id, buyer_endpoint, \
      sha256, payload, validation_id, profile, rules_version, summary, findings, scenario, \
-     transmission_id, resubmission_of, environment, created_at, updated_at";
+     transmission_id, resubmission_of, environment, created_at, updated_at, issue_date, \
+     seller_ids";
 
 impl InvoiceRecord {
     fn from_row(row: &AnyRow) -> Result<InvoiceRecord, sqlx::Error> {
@@ -91,6 +96,8 @@ impl InvoiceRecord {
             environment: text(row, "environment")?,
             created_at: text(row, "created_at")?,
             updated_at: text(row, "updated_at")?,
+            issue_date: opt_text(row, "issue_date")?,
+            seller_ids: opt_text(row, "seller_ids")?.unwrap_or_default(),
         })
     }
 }
@@ -175,8 +182,9 @@ async fn queue_notices(
 /// What claiming an idempotency key found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyClaim {
-    /// The key is ours: run the request.
-    New,
+    /// The key is ours under `token`: run the request. Only the holder of the current
+    /// token can complete or release the key.
+    New { token: String },
     /// Another request with this key is still running.
     Running,
     /// The key was used with a different request.
@@ -189,7 +197,51 @@ pub enum IdempotencyClaim {
     },
 }
 
+/// The answer a send request stores for its idempotency key.
+pub struct KeyCompletion<'a> {
+    pub key: &'a str,
+    pub token: &'a str,
+    pub status: u16,
+    pub content_type: &'a str,
+    pub body: &'a str,
+}
+
+/// Everything a new invoice is stored with (see [`Store::insert_invoice`]).
+pub struct NewInvoice<'a> {
+    pub invoice: &'a InvoiceRecord,
+    pub events: &'a [NewEvent],
+    pub queue_at: Option<&'a str>,
+    pub notices: &'a [Notice],
+    /// The conversion the document came from: marked sent, linked to the invoice.
+    pub conversion_id: Option<&'a str>,
+    pub completion: KeyCompletion<'a>,
+}
+
 impl Store {
+    /// Invoices of the tenant with this number and issue date (few: the same number is
+    /// normally sent once), newest first, for matching by business identity.
+    pub async fn invoices_by_number(
+        &self,
+        tenant_id: &str,
+        document_id: &str,
+        issue_date: &str,
+    ) -> Result<Vec<InvoiceRecord>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {INVOICE_COLUMNS} FROM invoices \
+             WHERE tenant_id = $1 AND document_id = $2 AND issue_date = $3 \
+             ORDER BY created_at DESC LIMIT 50"
+        ))
+        .bind(tenant_id)
+        .bind(document_id)
+        .bind(issue_date)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(InvoiceRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
     pub async fn insert_connection(&self, c: &ConnectionRecord) -> Result<(), StoreError> {
         sqlx::query(&format!(
             "INSERT INTO connections ({CONNECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
@@ -297,13 +349,17 @@ impl Store {
         Ok(row.as_ref().map(ConnectionRecord::from_row).transpose()?)
     }
 
-    /// Claim `key` for a request whose hash is `request_hash`. A `running` claim older
-    /// than `stale_before` (its server died mid-request) is taken over.
+    /// Claim `key` for a request whose hash is `request_hash`, under the new `token`. A
+    /// `running` claim older than `stale_before` (its server died mid-request) is taken
+    /// over: the token changes, so the old holder, should it still be alive, can no longer
+    /// complete the key or store an invoice for it.
+    #[allow(clippy::too_many_arguments)]
     pub async fn claim_idempotency_key(
         &self,
         tenant_id: &str,
         key: &str,
         request_hash: &str,
+        token: &str,
         now: &str,
         expires_at: &str,
         stale_before: &str,
@@ -318,18 +374,21 @@ impl Store {
         .execute(self.pool())
         .await?;
         let inserted = sqlx::query(
-            "INSERT INTO idempotency_keys (tenant_id, idem_key, request_hash, state, created_at, expires_at) \
-             VALUES ($1, $2, $3, 'running', $4, $5) ON CONFLICT (tenant_id, idem_key) DO NOTHING",
+            "INSERT INTO idempotency_keys (tenant_id, idem_key, request_hash, state, created_at, expires_at, claim_token) \
+             VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT (tenant_id, idem_key) DO NOTHING",
         )
         .bind(tenant_id)
         .bind(key)
         .bind(request_hash)
         .bind(now)
         .bind(expires_at)
+        .bind(token)
         .execute(self.pool())
         .await?;
         if inserted.rows_affected() == 1 {
-            return Ok(IdempotencyClaim::New);
+            return Ok(IdempotencyClaim::New {
+                token: token.to_string(),
+            });
         }
         let row = sqlx::query(
             "SELECT request_hash, state, status_code, content_type, response, created_at \
@@ -354,75 +413,79 @@ impl Store {
             });
         }
         let taken = sqlx::query(
-            "UPDATE idempotency_keys SET created_at = $3 \
+            "UPDATE idempotency_keys SET created_at = $3, claim_token = $5 \
              WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running' AND created_at < $4",
         )
         .bind(tenant_id)
         .bind(key)
         .bind(now)
         .bind(stale_before)
+        .bind(token)
         .execute(self.pool())
         .await?;
         Ok(if taken.rows_affected() == 1 {
-            IdempotencyClaim::New
+            IdempotencyClaim::New {
+                token: token.to_string(),
+            }
         } else {
             IdempotencyClaim::Running
         })
     }
 
-    /// Store the answer of a claimed key, to be replayed.
-    pub async fn complete_idempotency_key(
-        &self,
-        tenant_id: &str,
-        key: &str,
-        status: u16,
-        content_type: &str,
-        body: &str,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "UPDATE idempotency_keys SET state = 'completed', status_code = $3, content_type = $4, response = $5 \
-             WHERE tenant_id = $1 AND idem_key = $2",
-        )
-        .bind(tenant_id)
-        .bind(key)
-        .bind(i64::from(status))
-        .bind(content_type)
-        .bind(body)
-        .execute(self.pool())
-        .await?;
-        Ok(())
-    }
-
     /// Give a claimed key up (the request failed before it changed anything), so a retry
-    /// with the same key runs again.
+    /// with the same key runs again. Only the current holder (`token`) can.
     pub async fn release_idempotency_key(
         &self,
         tenant_id: &str,
         key: &str,
+        token: &str,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "DELETE FROM idempotency_keys WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running'",
+            "DELETE FROM idempotency_keys \
+             WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running' AND claim_token = $3",
         )
         .bind(tenant_id)
         .bind(key)
+        .bind(token)
         .execute(self.pool())
         .await?;
         Ok(())
     }
 
-    /// Store a new invoice with its first events and, when `queue_at` is given, its outbox
-    /// row — all or nothing.
-    pub async fn insert_invoice(
-        &self,
-        inv: &InvoiceRecord,
-        events: &[NewEvent],
-        queue_at: Option<&str>,
-        notices: &[Notice],
-    ) -> Result<(), StoreError> {
+    /// Store a new invoice with everything that belongs to it — all or nothing: its first
+    /// events, its outbox row (when `queue_at` is given), its webhook notices, the
+    /// conversion it came from, and the completion of the idempotency key that asked for
+    /// it. The key is completed only if `completion.token` still holds it; otherwise
+    /// nothing is stored and [`StoreError::ClaimLost`] is returned.
+    pub async fn insert_invoice(&self, new: NewInvoice<'_>) -> Result<(), StoreError> {
+        let NewInvoice {
+            invoice: inv,
+            events,
+            queue_at,
+            notices,
+            conversion_id,
+            completion,
+        } = new;
         let mut tx = self.pool().begin().await?;
+        let completed = sqlx::query(
+            "UPDATE idempotency_keys SET state = 'completed', status_code = $3, content_type = $4, response = $5 \
+             WHERE tenant_id = $1 AND idem_key = $2 AND state = 'running' AND claim_token = $6",
+        )
+        .bind(&inv.tenant_id)
+        .bind(completion.key)
+        .bind(i64::from(completion.status))
+        .bind(completion.content_type)
+        .bind(completion.body)
+        .bind(completion.token)
+        .execute(&mut *tx)
+        .await?;
+        if completed.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Err(StoreError::ClaimLost);
+        }
         sqlx::query(&format!(
             "INSERT INTO invoices ({INVOICE_COLUMNS}) VALUES \
-             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+             ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
         ))
         .bind(&inv.id)
         .bind(&inv.tenant_id)
@@ -443,9 +506,21 @@ impl Store {
         .bind(&inv.environment)
         .bind(&inv.created_at)
         .bind(&inv.updated_at)
+        .bind(inv.issue_date.as_deref())
+        .bind(&inv.seller_ids)
         .execute(&mut *tx)
         .await?;
         append_events(&mut tx, &inv.id, events).await?;
+        if let Some(conversion) = conversion_id {
+            super::conversions::mark_sent(
+                &mut *tx,
+                &inv.tenant_id,
+                conversion,
+                &inv.id,
+                &inv.created_at,
+            )
+            .await?;
+        }
         if let Some(at) = queue_at {
             sqlx::query(
                 "INSERT INTO outbox (invoice_id, attempts, next_attempt_at) VALUES ($1, 0, $2)",

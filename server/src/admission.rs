@@ -1,0 +1,344 @@
+//! Admission control for heavy work: a bounded pool of worker threads for CPU-bound jobs
+//! (parsing, validation, identifier checks, conversion, PDF rendering), and a global
+//! in-flight budget of request bytes and documents.
+//!
+//! Why: the async runtime has as many threads as cores. A job that holds one of them for
+//! milliseconds delays every other request on it, `/health` included; a job that holds it
+//! for seconds stalls the server. Heavy jobs therefore run on blocking threads, at most
+//! `workers` at a time, and excess ones wait a short while for a place or are refused with
+//! 503 and `Retry-After`. The in-flight budget bounds the memory that waiting and running
+//! requests hold together, whatever the number of connections.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Admission settings (`[admission]` in the configuration file).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdmissionConfig {
+    /// Heavy jobs running at once; 0 means one per core.
+    pub workers: usize,
+    /// Longest a request waits for a worker or for budget before a 503.
+    pub queue_wait_ms: u64,
+    /// Most requests waiting for a worker at once; beyond, a 503 at once.
+    pub max_waiting: usize,
+    /// Request bytes that admitted requests may hold together.
+    pub inflight_bytes: usize,
+    /// Documents (files, converted invoices) that admitted requests may hold together.
+    pub inflight_documents: usize,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig {
+            workers: 0,
+            queue_wait_ms: 2_000,
+            max_waiting: 256,
+            inflight_bytes: 256 * 1024 * 1024,
+            inflight_documents: 4_000,
+        }
+    }
+}
+
+/// Which resource was not available in time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    Workers,
+    InflightBytes,
+    InflightDocuments,
+}
+
+impl Resource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Workers => "workers",
+            Resource::InflightBytes => "inflight_bytes",
+            Resource::InflightDocuments => "inflight_documents",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Busy {
+    /// Nothing was free within the wait (or the queue was full).
+    #[error("the server is busy: no {} free within {waited_ms} ms", .resource.as_str())]
+    Saturated { resource: Resource, waited_ms: u64 },
+    /// A request needs more than the whole budget: it can never be admitted.
+    #[error("the request needs {needed} {}, more than the server's budget of {budget}", .resource.as_str())]
+    OverBudget {
+        resource: Resource,
+        needed: usize,
+        budget: usize,
+    },
+    /// The job panicked; the worker survived.
+    #[error("a worker job failed: {0}")]
+    Failed(String),
+}
+
+/// Budget units are KiB for bytes: semaphores count in u32 per acquisition.
+const BYTE_UNIT: usize = 1024;
+
+pub struct Admission {
+    workers: Arc<Semaphore>,
+    worker_count: usize,
+    waiting: AtomicUsize,
+    max_waiting: usize,
+    wait: Duration,
+    bytes: Arc<Semaphore>,
+    byte_units: usize,
+    documents: Arc<Semaphore>,
+    document_budget: usize,
+}
+
+/// What an admitted request holds until it is answered.
+#[derive(Debug, Default)]
+pub struct Ticket {
+    /// Held, not read: dropping the ticket returns the bytes to the budget.
+    _bytes: Option<OwnedSemaphorePermit>,
+    documents: Vec<OwnedSemaphorePermit>,
+}
+
+impl Admission {
+    pub fn new(config: &AdmissionConfig) -> Admission {
+        let worker_count = match config.workers {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        };
+        let byte_units = (config.inflight_bytes / BYTE_UNIT).max(1);
+        let document_budget = config.inflight_documents.max(1);
+        Admission {
+            workers: Arc::new(Semaphore::new(worker_count)),
+            worker_count,
+            waiting: AtomicUsize::new(0),
+            max_waiting: config.max_waiting,
+            wait: Duration::from_millis(config.queue_wait_ms),
+            bytes: Arc::new(Semaphore::new(byte_units)),
+            byte_units,
+            documents: Arc::new(Semaphore::new(document_budget)),
+            document_budget,
+        }
+    }
+
+    /// Number of heavy jobs that may run at once.
+    pub fn workers(&self) -> usize {
+        self.worker_count
+    }
+
+    /// Jobs running now and requests waiting for a worker (for metrics and `/ready`).
+    pub fn load(&self) -> (usize, usize) {
+        (
+            self.worker_count - self.workers.available_permits(),
+            self.waiting.load(Ordering::Relaxed),
+        )
+    }
+
+    fn saturated(&self, resource: Resource) -> Busy {
+        Busy::Saturated {
+            resource,
+            waited_ms: self.wait.as_millis() as u64,
+        }
+    }
+
+    async fn acquire(
+        &self,
+        pool: &Arc<Semaphore>,
+        units: usize,
+        budget: usize,
+        resource: Resource,
+    ) -> Result<OwnedSemaphorePermit, Busy> {
+        if units > budget {
+            return Err(Busy::OverBudget {
+                resource,
+                needed: units,
+                budget,
+            });
+        }
+        let n = u32::try_from(units).map_err(|_| Busy::OverBudget {
+            resource,
+            needed: units,
+            budget,
+        })?;
+        match tokio::time::timeout(self.wait, pool.clone().acquire_many_owned(n)).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // The semaphores are never closed; treat it like a timeout all the same.
+            Ok(Err(_)) | Err(_) => Err(self.saturated(resource)),
+        }
+    }
+
+    /// Admit a request that will hold `bytes` of body (its declared length, or the body
+    /// limit when it declares none).
+    pub async fn admit(&self, bytes: usize) -> Result<Ticket, Busy> {
+        let units = bytes.div_ceil(BYTE_UNIT).max(1);
+        let permit = self
+            .acquire(&self.bytes, units, self.byte_units, Resource::InflightBytes)
+            .await
+            .map_err(|e| match e {
+                Busy::OverBudget { budget, .. } => Busy::OverBudget {
+                    resource: Resource::InflightBytes,
+                    needed: bytes,
+                    budget: budget * BYTE_UNIT,
+                },
+                other => other,
+            })?;
+        Ok(Ticket {
+            _bytes: Some(permit),
+            documents: Vec::new(),
+        })
+    }
+
+    /// Add `n` documents to what `ticket` holds.
+    pub async fn hold_documents(&self, ticket: &mut Ticket, n: usize) -> Result<(), Busy> {
+        if n == 0 {
+            return Ok(());
+        }
+        let held: usize = ticket.documents.iter().map(|p| p.num_permits()).sum();
+        if held + n > self.document_budget {
+            return Err(Busy::OverBudget {
+                resource: Resource::InflightDocuments,
+                needed: held + n,
+                budget: self.document_budget,
+            });
+        }
+        let permit = self
+            .acquire(
+                &self.documents,
+                n,
+                self.document_budget,
+                Resource::InflightDocuments,
+            )
+            .await?;
+        ticket.documents.push(permit);
+        Ok(())
+    }
+
+    /// Run a CPU-bound job on a worker thread, waiting at most the queue wait for one.
+    /// The job runs to its end even when the request that asked for it goes away, and
+    /// holds its worker until then, so the number of running jobs stays bounded.
+    pub async fn run<T, F>(&self, job: F) -> Result<T, Busy>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let permit = match self.workers.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+                    self.waiting.fetch_sub(1, Ordering::AcqRel);
+                    return Err(self.saturated(Resource::Workers));
+                }
+                let got =
+                    tokio::time::timeout(self.wait, self.workers.clone().acquire_owned()).await;
+                self.waiting.fetch_sub(1, Ordering::AcqRel);
+                match got {
+                    Ok(Ok(p)) => p,
+                    Ok(Err(_)) | Err(_) => return Err(self.saturated(Resource::Workers)),
+                }
+            }
+        };
+        tokio::task::spawn_blocking(move || {
+            let _held = permit;
+            job()
+        })
+        .await
+        .map_err(|e| Busy::Failed(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn admission(workers: usize, wait_ms: u64) -> Admission {
+        Admission::new(&AdmissionConfig {
+            workers,
+            queue_wait_ms: wait_ms,
+            max_waiting: 4,
+            inflight_bytes: 10 * 1024,
+            inflight_documents: 5,
+        })
+    }
+
+    #[tokio::test]
+    async fn at_most_workers_jobs_run_and_the_rest_wait_or_are_refused() {
+        let a = Arc::new(admission(1, 100));
+        let slow = {
+            let a = a.clone();
+            tokio::spawn(async move {
+                a.run(|| std::thread::sleep(Duration::from_millis(400)))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(a.load().0, 1);
+        let start = Instant::now();
+        let refused = a.run(|| 1).await;
+        assert!(
+            matches!(
+                refused,
+                Err(Busy::Saturated {
+                    resource: Resource::Workers,
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+        assert!(start.elapsed() >= Duration::from_millis(90));
+        slow.await.expect("joined").expect("ran");
+        assert_eq!(a.run(|| 7).await.expect("free again"), 7);
+    }
+
+    #[tokio::test]
+    async fn the_byte_budget_is_shared_and_returned() {
+        let a = admission(1, 50);
+        let first = a.admit(8 * 1024).await.expect("fits");
+        assert!(matches!(
+            a.admit(4 * 1024).await,
+            Err(Busy::Saturated {
+                resource: Resource::InflightBytes,
+                ..
+            })
+        ));
+        assert!(matches!(
+            a.admit(11 * 1024).await,
+            Err(Busy::OverBudget {
+                resource: Resource::InflightBytes,
+                ..
+            })
+        ));
+        drop(first);
+        a.admit(4 * 1024).await.expect("returned");
+    }
+
+    #[tokio::test]
+    async fn documents_are_held_by_the_ticket() {
+        let a = admission(1, 50);
+        let mut t = a.admit(1).await.expect("admitted");
+        a.hold_documents(&mut t, 3).await.expect("three");
+        a.hold_documents(&mut t, 2).await.expect("five");
+        assert!(matches!(
+            a.hold_documents(&mut t, 1).await,
+            Err(Busy::OverBudget { .. })
+        ));
+        let mut other = a.admit(1).await.expect("admitted");
+        assert!(matches!(
+            a.hold_documents(&mut other, 1).await,
+            Err(Busy::Saturated { .. })
+        ));
+        drop(t);
+        a.hold_documents(&mut other, 5).await.expect("returned");
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_is_an_error_and_frees_its_worker() {
+        let a = admission(1, 50);
+        let r: Result<(), Busy> = a.run(|| panic!("boom")).await;
+        assert!(matches!(r, Err(Busy::Failed(_))));
+        assert_eq!(a.run(|| 2).await.expect("worker free"), 2);
+    }
+}
