@@ -67,6 +67,8 @@ pub struct Limits {
     pub max_files: usize,
     /// Deepest element nesting accepted in an XML document.
     pub max_xml_depth: usize,
+    /// Findings listed in one validation result; beyond, they are counted (`omitted`).
+    pub max_findings: usize,
     /// Sustained requests per second allowed per API key.
     pub rate_per_second: u32,
     /// Requests a key may send in a burst above the sustained rate.
@@ -79,6 +81,7 @@ impl Default for Limits {
             max_body_bytes: 20 * 1024 * 1024,
             max_files: 50,
             max_xml_depth: 128,
+            max_findings: 10_000,
             rate_per_second: 200,
             rate_burst: 400,
         }
@@ -222,6 +225,7 @@ impl Config {
                 "MAX_BODY_BYTES" => self.limits.max_body_bytes = parse(&value).map_err(bad)?,
                 "MAX_FILES" => self.limits.max_files = parse(&value).map_err(bad)?,
                 "MAX_XML_DEPTH" => self.limits.max_xml_depth = parse(&value).map_err(bad)?,
+                "MAX_FINDINGS" => self.limits.max_findings = parse(&value).map_err(bad)?,
                 "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
                 "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
                 "VAT_CACHE_VALID_SECS" => self.vat.cache_valid_secs = parse(&value).map_err(bad)?,

@@ -56,12 +56,20 @@ pub async fn validate(
 ) -> Result<Validated, Problem> {
     let catalog = state.registry.current();
     let limits = parse_limits(state);
+    let max_findings = state.config.limits.max_findings;
     let checked = state
         .admission
         .run(move || {
             let start = Instant::now();
             let doc = parse(&bytes, &limits)?;
-            check(&catalog, profile.as_deref(), &doc, &bytes, start)
+            check(
+                &catalog,
+                profile.as_deref(),
+                &doc,
+                &bytes,
+                start,
+                max_findings,
+            )
         })
         .await??;
     Ok(finish(state, file_name, checked))
@@ -96,8 +104,9 @@ pub fn check(
     doc: &Document,
     bytes: &[u8],
     start: Instant,
+    max_findings: usize,
 ) -> Result<Checked, Problem> {
-    let (mut report, rules) = run(catalog, profile, doc)?;
+    let (mut report, rules) = run(catalog, profile, doc, max_findings)?;
     report.duration_us = start.elapsed().as_micros() as u64;
     Ok(Checked {
         report,
@@ -152,6 +161,7 @@ fn run(
     catalog: &Catalog,
     profile: Option<&str>,
     doc: &Document,
+    max_findings: usize,
 ) -> Result<(Report, Arc<RuleSet>), Problem> {
     if catalog.profiles().is_empty() {
         return Err(Problem::unavailable(
@@ -172,7 +182,7 @@ fn run(
             (rules, Some(note))
         }
     };
-    let mut report = rules.validate(doc);
+    let mut report = rules.validate_listing(doc, max_findings);
     report.detection = detection;
     Ok((report, rules))
 }

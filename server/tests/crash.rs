@@ -23,6 +23,8 @@ fn free_port() -> u16 {
 fn serve(dir: &Path, port: u16) -> Child {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     Command::new(env!("CARGO_BIN_EXE_invex"))
+        // A request still running 1 s after a crash is taken over at once by its retry.
+        .env("INVEX_SENDING_ABANDONED_AFTER_SECS", "1")
         .arg("serve")
         .env("INVEX_BIND", format!("127.0.0.1:{port}"))
         .env(
@@ -134,6 +136,195 @@ async fn sigkill_during_sending_loses_and_duplicates_nothing() {
                 "{id} was not delivered after the restart: {t}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    server.kill().expect("stop");
+    let _ = server.wait();
+}
+
+/// A small deterministic generator for kill times (the seed is printed, so a failing
+/// round can be replayed with INVEX_CRASH_SEED).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound.max(1)
+    }
+}
+
+fn invoice_numbered(template: &str, number: &str) -> Vec<u8> {
+    template
+        .replacen(
+            "<cbc:ID>FA2026-1102</cbc:ID>",
+            &format!("<cbc:ID>{number}</cbc:ID>"),
+            1,
+        )
+        .into_bytes()
+}
+
+async fn send_once(
+    client: &reqwest::Client,
+    base: &str,
+    key: &str,
+    body: Vec<u8>,
+) -> Option<(u16, Value)> {
+    let r = client
+        .post(format!("{base}/v1/invoice/send"))
+        .header("X-API-Key", KEY)
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", key)
+        .body(body)
+        .send()
+        .await
+        .ok()?;
+    let status = r.status().as_u16();
+    Some((status, r.json().await.unwrap_or(Value::Null)))
+}
+
+/// SIGKILL at random moments of a burst of sends, twenty times over. After every restart
+/// each request is retried with its key until it is answered; every key must end with
+/// exactly one invoice, the same one any earlier answer named, delivered exactly once.
+#[tokio::test]
+async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key() {
+    const ROUNDS: usize = 20;
+    const PER_ROUND: usize = 12;
+    let seed = std::env::var("INVEX_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(7, |d| d.as_nanos() as u64)
+        });
+    eprintln!("crash rounds with INVEX_CRASH_SEED={seed}");
+    let mut rng = Lcg(seed);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let template = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
+    )
+    .expect("example");
+    let mut server = serve(dir.path(), port);
+    ready(&client, &base).await;
+    let c: Value = client
+        .post(format!("{base}/v1/connections"))
+        .header("X-API-Key", KEY)
+        .json(&json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let id = c["id"].as_str().expect("id").to_string();
+    client
+        .post(format!("{base}/v1/connections/{id}/activate"))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("activate");
+
+    // key -> the invoice id its first answer named, if it got one before the kill.
+    let mut answered: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    for round in 0..ROUNDS {
+        let keys: Vec<String> = (0..PER_ROUND).map(|n| format!("r{round}-k{n}")).collect();
+        let sends = keys.iter().map(|k| {
+            let body = invoice_numbered(&template, &format!("CR-{k}"));
+            let (client, base, k) = (client.clone(), base.clone(), k.clone());
+            async move { (k.clone(), send_once(&client, &base, &k, body).await) }
+        });
+        let burst = tokio::spawn(futures_util::future::join_all(sends));
+        tokio::time::sleep(Duration::from_millis(rng.next(400))).await;
+        server.kill().expect("SIGKILL");
+        server.wait().expect("reaped");
+        for (k, answer) in burst.await.expect("joined") {
+            let id = match answer {
+                Some((202, body)) => Some(body["id"].as_str().expect("id").to_string()),
+                _ => None,
+            };
+            answered.insert(k, id);
+        }
+        server = serve(dir.path(), port);
+        ready(&client, &base).await;
+        // Every key of this round, retried until it is answered.
+        for k in &keys {
+            let body = invoice_numbered(&template, &format!("CR-{k}"));
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let id = loop {
+                match send_once(&client, &base, k, body.clone()).await {
+                    Some((202, v)) => break v["id"].as_str().expect("id").to_string(),
+                    Some((409 | 503, _)) | None => {}
+                    Some((status, v)) => panic!("round {round}, key {k}: {status} {v}"),
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "round {round}: {k} never answered"
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            };
+            if let Some(Some(first)) = answered.get(k) {
+                assert_eq!(first, &id, "round {round}: {k} answered two invoices");
+            }
+            answered.insert(k.clone(), Some(id));
+        }
+    }
+
+    // Exactly one invoice per key (each key sent its own invoice number), each delivered once.
+    let store = invex_server::store::Store::connect(&format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("invex.db").display()
+    ))
+    .await
+    .expect("the database opens");
+    let tenant = invex_server::store::OPERATOR_TENANT_ID;
+    assert_eq!(
+        store.invoice_count(tenant).await.expect("count"),
+        answered.len() as i64
+    );
+    for (k, id) in &answered {
+        let found = store
+            .invoices_by_number(tenant, &format!("CR-{k}"), "2026-11-02")
+            .await
+            .expect("query");
+        assert_eq!(found.len(), 1, "{k}: {found:?}");
+        assert_eq!(Some(&found[0].id), id.as_ref(), "{k}");
+    }
+    store.close().await;
+    // A delivery claimed by a killed process is taken over when its lease (60 s) ends.
+    let deadline = Instant::now() + Duration::from_secs(150);
+    for (k, id) in &answered {
+        let id = id.as_deref().expect("answered");
+        loop {
+            let t: Value = client
+                .get(format!("{base}/api/messages/{id}"))
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .expect("send")
+                .json()
+                .await
+                .expect("json");
+            let transmitted = t["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["code"] == "transmitted")
+                .count();
+            assert!(transmitted <= 1, "{k}: delivered twice: {t}");
+            if transmitted == 1 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{k} ({id}) was never delivered: {t}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
     server.kill().expect("stop");

@@ -527,3 +527,83 @@ async fn unusable_uploads_are_clear_problems() {
         .unwrap();
     problem(r, 400).await;
 }
+
+/// The review gate holds a document by its business identity, not only by its bytes: an
+/// edited copy of a held conversion (a newline appended, a comment added) is refused like the
+/// conversion itself until a reviewer approves it. A later send of the same number is
+/// accepted with a warning.
+#[tokio::test]
+async fn an_edited_copy_of_a_held_conversion_is_held_until_approved() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let mut ambiguous = row("FV-9", "Servis", "1", "100", IBAN);
+    ambiguous[1] = "03/04/2027".to_string();
+    let result = converted(&s, upload("in.csv", csv(&[ambiguous], ",").into_bytes())).await;
+    let c = &result["conversions"][0];
+    assert_eq!(c["status"], "needs_review", "{c}");
+    let id = c["id"].as_str().unwrap().to_string();
+    let xml = c["xml"].as_str().unwrap().to_string();
+    let (_, developer) = s.create_key(BOOTSTRAP, "developer").await;
+    let send_xml = |body: String, key: &'static str| {
+        s.v1(Method::POST, "/v1/invoice/send", &developer)
+            .header("Idempotency-Key", key)
+            .header("Content-Type", "application/xml")
+            .body(body)
+            .send()
+    };
+    let edited = [
+        format!("{xml}\n"),
+        xml.replacen("<cbc:IssueDate>", "<!-- checked --><cbc:IssueDate>", 1),
+    ];
+    for (copy, key) in edited.iter().zip(["e1", "e2"]) {
+        let p = problem(send_xml(copy.clone(), key).await.unwrap(), 409).await;
+        assert!(
+            p["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("conversion-not-approved"),
+            "{p}"
+        );
+        assert_eq!(p["conversion_id"], id.as_str());
+    }
+    let invoices = s
+        .running
+        .as_ref()
+        .unwrap()
+        .state
+        .store
+        .invoice_count("ten_operator");
+    assert_eq!(invoices.await.unwrap(), 0, "nothing was stored for sending");
+
+    let (_, accountant) = s.create_key(BOOTSTRAP, "accountant").await;
+    let approved = s
+        .v1(
+            Method::POST,
+            &format!("/v1/conversions/{id}/approve"),
+            &accountant,
+        )
+        .json(&json!({"note": "the date is 3 April"}))
+        .value()
+        .await;
+    assert_eq!(approved["status"], "approved");
+    let r = send_xml(edited[0].clone(), "e3").await.unwrap();
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+    let first: Value = r.json().await.unwrap();
+    assert!(first.get("warnings").is_none(), "{first}");
+    let after = s
+        .v1(Method::GET, &format!("/v1/conversions/{id}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(after["status"], "sent");
+    assert_eq!(after["invoice_id"], first["id"]);
+
+    // The same seller, number and date again: sent, with a warning naming the first.
+    let r = send_xml(edited[1].clone(), "e4").await.unwrap();
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+    let second: Value = r.json().await.unwrap();
+    assert_eq!(
+        second["warnings"][0]["code"], "duplicate-document",
+        "{second}"
+    );
+    assert_eq!(second["warnings"][0]["invoices"], json!([first["id"]]));
+}

@@ -675,3 +675,57 @@ async fn a_sandbox_buyer_address_chooses_the_scenario() {
     let t = until_last(&s, &id, "IR:UQ").await;
     assert_eq!(t["status"], "under_query");
 }
+
+/// A send takes one XML document under a printable Idempotency-Key; anything else is a
+/// clear 4xx, never a silent choice.
+#[tokio::test]
+async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let r = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Content-Type", "image/png")
+        .header("Idempotency-Key", "png")
+        .body(example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 415).await;
+    assert_eq!(p["accepted"], json!(["application/xml", "text/xml"]));
+
+    let part =
+        || reqwest::multipart::Part::bytes(example("invoice-sk.xml")).file_name("invoice-sk.xml");
+    let form = reqwest::multipart::Form::new()
+        .part("xml_file", part())
+        .part("xml_file", part());
+    let r = s
+        .api(Method::POST, "/api/send", BOOTSTRAP)
+        .header("Idempotency-Key", "two-files")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 400).await;
+    assert_eq!(p["field"], "xml_file");
+
+    let key = reqwest::header::HeaderValue::from_bytes("kľúč-1".as_bytes()).unwrap();
+    let r = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", key)
+        .body(example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 422).await;
+    assert!(
+        p["type"].as_str().unwrap().ends_with("#invalid-field"),
+        "{p}"
+    );
+    assert!(
+        p["detail"].as_str().unwrap().contains("printable ASCII"),
+        "{p}"
+    );
+    let store = &s.running.as_ref().unwrap().state.store;
+    assert_eq!(store.invoice_count("ten_operator").await.unwrap(), 0);
+}

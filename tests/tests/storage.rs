@@ -5,7 +5,8 @@ mod support;
 
 use invex_server::store::{new_id, now};
 use invex_server::store::{
-    KeyRecord, RevokeOutcome, Store, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
+    IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, NewInvoice, RevokeOutcome, Store,
+    StoreError, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
 };
 use reqwest::Method;
 use serde_json::Value;
@@ -221,7 +222,120 @@ async fn suite(store: &Store) {
             .unwrap(),
         1
     );
+    idempotency(store, OPERATOR_TENANT_ID).await;
     store.ping().await.unwrap();
+}
+
+fn invoice(tenant: &str) -> InvoiceRecord {
+    InvoiceRecord {
+        id: new_id("inv"),
+        tenant_id: tenant.to_string(),
+        connection_id: None,
+        status: "queued".into(),
+        document_id: Some("INV-1".into()),
+        buyer_endpoint: None,
+        sha256: "0".repeat(64),
+        payload: "<Invoice/>".into(),
+        validation_id: new_id("val"),
+        profile: "peppol-bis3-sk@2027.1".into(),
+        rules_version: "x".into(),
+        summary: "{}".into(),
+        findings: "[]".into(),
+        scenario: None,
+        transmission_id: None,
+        resubmission_of: None,
+        environment: "sandbox".into(),
+        created_at: now(),
+        updated_at: now(),
+        issue_date: Some("2027-01-15".into()),
+        seller_ids: "SK2022749619".into(),
+    }
+}
+
+fn stored<'a>(inv: &'a InvoiceRecord, key: &'a str, token: &'a str) -> NewInvoice<'a> {
+    NewInvoice {
+        invoice: inv,
+        events: &[],
+        queue_at: Some("2026-01-01T00:00:00Z"),
+        notices: &[],
+        conversion_id: None,
+        completion: KeyCompletion {
+            key,
+            token,
+            status: 202,
+            content_type: "application/json",
+            body: "{\"first\":true}",
+        },
+    }
+}
+
+/// An idempotency key is completed only by the request holding it, in the transaction
+/// that stores its invoice: a request whose key was taken over stores nothing.
+async fn idempotency(store: &Store, tenant: &str) {
+    let (long_ago, later) = ("2000-01-01T00:00:00Z", "2999-01-01T00:00:00Z");
+    let at = now();
+    let claim = |token: &'static str, stale_before: &'static str| {
+        store.claim_idempotency_key(tenant, "k", "hash", token, &at, later, stale_before)
+    };
+    assert_eq!(
+        claim("t1", long_ago).await.unwrap(),
+        IdempotencyClaim::New { token: "t1".into() }
+    );
+    assert_eq!(
+        claim("t2", long_ago).await.unwrap(),
+        IdempotencyClaim::Running
+    );
+    // The first holder is presumed dead: the key is taken over under a new token.
+    assert_eq!(
+        claim("t3", later).await.unwrap(),
+        IdempotencyClaim::New { token: "t3".into() }
+    );
+    let before = store.invoice_count(tenant).await.unwrap();
+    let stale = invoice(tenant);
+    assert!(matches!(
+        store.insert_invoice(stored(&stale, "k", "t1")).await,
+        Err(StoreError::ClaimLost)
+    ));
+    assert_eq!(
+        store.invoice_count(tenant).await.unwrap(),
+        before,
+        "nothing stored"
+    );
+    // Nor can the old holder give the key up.
+    store
+        .release_idempotency_key(tenant, "k", "t1")
+        .await
+        .unwrap();
+    assert_eq!(
+        claim("t4", long_ago).await.unwrap(),
+        IdempotencyClaim::Running
+    );
+    let fresh = invoice(tenant);
+    store
+        .insert_invoice(stored(&fresh, "k", "t3"))
+        .await
+        .unwrap();
+    assert_eq!(store.invoice_count(tenant).await.unwrap(), before + 1);
+    assert_eq!(
+        claim("t5", later).await.unwrap(),
+        IdempotencyClaim::Completed {
+            status: 202,
+            content_type: "application/json".into(),
+            body: "{\"first\":true}".into(),
+        }
+    );
+    assert!(matches!(
+        store
+            .insert_invoice(stored(&invoice(tenant), "k", "t3"))
+            .await,
+        Err(StoreError::ClaimLost)
+    ));
+    let found = store
+        .invoices_by_number(tenant, "INV-1", "2027-01-15")
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0], fresh);
 }
 
 #[tokio::test]

@@ -245,8 +245,8 @@ pub struct Document {
     elements_by_name: ByName,
     attributes_by_name: ByName,
     document_element: u32,
-    /// Byte offsets of line starts, built on the first `line_column` call.
-    line_starts: OnceLock<Vec<u32>>,
+    /// Line starts and character counts, built on the first `line_column` call.
+    line_index: OnceLock<lines::LineIndex>,
     /// The document element's child elements by name, built on first use: rules look
     /// up `/ubl:Invoice/cbc:X` constantly, and an invoice root has thousands of children.
     root_children: OnceLock<Vec<Vec<NodeId>>>,
@@ -417,8 +417,9 @@ impl Document {
     pub fn line_column(&self, n: NodeId) -> (u32, u32) {
         let offset = self.byte_offset(n);
         let src = &self.text.as_bytes()[..self.src_len as usize];
-        let starts = self.line_starts.get_or_init(|| lines::line_starts(src));
-        lines::line_column_in(src, starts, offset)
+        self.line_index
+            .get_or_init(|| lines::LineIndex::new(src))
+            .line_column(src, offset)
     }
     /// Depth (document node 0, document element 1, ...).
     pub fn depth(&self, n: NodeId) -> u32 {

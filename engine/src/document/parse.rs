@@ -1553,7 +1553,7 @@ impl<'s> Builder<'s> {
             elements_by_name,
             attributes_by_name,
             document_element: self.document_element,
-            line_starts: std::sync::OnceLock::new(),
+            line_index: std::sync::OnceLock::new(),
             root_children: std::sync::OnceLock::new(),
         })
     }

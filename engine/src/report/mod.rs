@@ -98,13 +98,25 @@ impl Counts {
     pub fn of(findings: &[Finding]) -> Counts {
         let mut c = Counts::default();
         for f in findings {
-            match f.severity {
-                Severity::Fatal => c.fatal += 1,
-                Severity::Warning => c.warning += 1,
-                Severity::Information => c.information += 1,
-            }
+            c.add(f.severity);
         }
         c
+    }
+
+    pub fn add(&mut self, severity: Severity) {
+        match severity {
+            Severity::Fatal => self.fatal += 1,
+            Severity::Warning => self.warning += 1,
+            Severity::Information => self.information += 1,
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.fatal + self.warning + self.information
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.total() == 0
     }
 }
 
@@ -122,8 +134,14 @@ pub struct Report {
     pub detection: Option<String>,
     /// Every pack used, `id@version`, lowest layer first.
     pub rules_version: Vec<String>,
+    /// Every finding counted, listed or not.
     pub counts: Counts,
     pub findings: Vec<Finding>,
+    /// Findings counted but not listed, because the report reached its limit of listed
+    /// findings (a document broken in the same way a million times needs no million
+    /// entries). Absent when every finding is listed.
+    #[serde(default, skip_serializing_if = "Counts::is_zero")]
+    pub omitted: Counts,
     pub duration_us: u64,
 }
 
@@ -148,8 +166,21 @@ impl Report {
             rules_version,
             counts,
             findings,
+            omitted: Counts::default(),
             duration_us,
         }
+    }
+
+    /// The report with `omitted` findings counted (and judged) beside the listed ones.
+    pub fn with_omitted(mut self, omitted: Counts) -> Report {
+        self.counts.fatal += omitted.fatal;
+        self.counts.warning += omitted.warning;
+        self.counts.information += omitted.information;
+        self.omitted = omitted;
+        if self.counts.fatal > 0 {
+            self.verdict = Verdict::Invalid;
+        }
+        self
     }
 
     pub fn is_valid(&self) -> bool {

@@ -26,7 +26,7 @@ pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, Compile
 
 use crate::document::{Document, NodeId, ParseError};
 use crate::pack::OverrideAction;
-use crate::report::{Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
+use crate::report::{Counts, Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
 use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, RegionSelector, VarSlot};
 
 /// A place in a pack file.
@@ -316,21 +316,24 @@ impl RuleSet {
     pub fn validate_bytes(&self, bytes: &[u8]) -> Result<Report, ValidateError> {
         let start = Instant::now();
         let doc = Document::parse(bytes)?;
-        let mut report = self.validate_inner(&doc);
+        let mut report = self.run(&doc, REGION_NODES, usize::MAX);
         report.duration_us = elapsed_us(start);
         Ok(report)
     }
 
     /// Validate a parsed document.
     pub fn validate(&self, doc: &Document) -> Report {
-        let start = Instant::now();
-        let mut report = self.validate_inner(doc);
-        report.duration_us = elapsed_us(start);
-        report
+        self.validate_listing(doc, usize::MAX)
     }
 
-    fn validate_inner(&self, doc: &Document) -> Report {
-        self.validate_in_regions(doc, REGION_NODES)
+    /// Validate a parsed document, listing at most `max_findings` findings: the rest are
+    /// counted (and decide the verdict) but not listed, and cost no location or message.
+    /// Servers use it so that memory stays bounded whatever a document triggers.
+    pub fn validate_listing(&self, doc: &Document, max_findings: usize) -> Report {
+        let start = Instant::now();
+        let mut report = self.run(doc, REGION_NODES, max_findings);
+        report.duration_us = elapsed_us(start);
+        report
     }
 
     /// Validate with rules evaluated region by region, `region_nodes` nodes at a time (see
@@ -338,10 +341,16 @@ impl RuleSet {
     /// with tiny regions.
     #[doc(hidden)]
     pub fn validate_in_regions(&self, doc: &Document, region_nodes: usize) -> Report {
+        self.run(doc, region_nodes, usize::MAX)
+    }
+
+    fn run(&self, doc: &Document, region_nodes: usize, max_findings: usize) -> Report {
         let mut run = Run {
             doc,
             paths: PathBuilder::new(doc),
             findings: Vec::new(),
+            max_findings,
+            omitted: Counts::default(),
             claimed: Claimed::new(doc.len()),
             region_nodes: region_nodes.max(1),
         };
@@ -350,6 +359,7 @@ impl RuleSet {
             names = run.layer(layer, names);
         }
         Report::new(self.profile.clone(), self.rules_version(), run.findings, 0)
+            .with_omitted(run.omitted)
     }
 }
 
@@ -408,6 +418,9 @@ struct Run<'d> {
     doc: &'d Document,
     paths: PathBuilder<'d>,
     findings: Vec<Finding>,
+    /// Findings listed at most; the rest are only counted in `omitted`.
+    max_findings: usize,
+    omitted: Counts,
     claimed: Claimed,
     region_nodes: usize,
 }
@@ -660,7 +673,19 @@ impl<'d> Run<'d> {
         }
     }
 
+    /// Whether one more finding of `severity` is listed (else it is counted as omitted).
+    fn lists(&mut self, severity: Severity) -> bool {
+        if self.findings.len() < self.max_findings {
+            return true;
+        }
+        self.omitted.add(severity);
+        false
+    }
+
     fn fire(&mut self, layer: &Layer, c: &CompiledCheck, flag: Severity, node: NodeId) {
+        if !self.lists(flag) {
+            return;
+        }
         let location = self.paths.location(node, &layer.pack.prefixes);
         self.findings.push(Finding {
             rule_id: c.id.clone(),
@@ -685,6 +710,9 @@ impl<'d> Run<'d> {
         part: Option<&str>,
         e: &EvalError,
     ) {
+        if !self.lists(Severity::Fatal) {
+            return;
+        }
         let location = self.paths.location(node, &layer.pack.prefixes);
         let what = match part {
             Some(p) => format!("{about} ({p})"),

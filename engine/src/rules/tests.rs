@@ -649,3 +649,83 @@ rules:
         assert_eq!(located(&r), located(&whole), "region size {size}");
     }
 }
+
+/// A document that breaks a rule a million times gets a report of bounded size: the first
+/// findings are listed, the rest counted, and they all decide the verdict.
+#[test]
+fn findings_beyond_the_listing_limit_are_counted_not_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = "pattern: main
+rules:
+  - context: t:Line
+    asserts:
+      - id: NO-LINES
+        flag: warning
+        test: false()
+        message: A line.
+  - context: t:Sub
+    asserts:
+      - id: NO-SUB
+        flag: fatal
+        test: false()
+        message: A sub.
+";
+    pack(dir.path(), "p", "1", &[("main", p)], "");
+    let rs = single(dir.path(), "p@1");
+    let lines: String = (0..500).map(|_| "<Line/>").collect();
+    let xml = format!("<Doc xmlns=\"urn:test:doc\">{lines}<Sub/></Doc>");
+    let doc = Document::parse(xml.as_bytes()).unwrap();
+    let all = rs.validate(&doc);
+    assert_eq!(all.findings.len(), 501);
+    assert!(all.omitted.is_zero());
+    let listed = rs.validate_listing(&doc, 100);
+    assert_eq!(listed.findings.len(), 100);
+    assert_eq!(listed.counts, all.counts);
+    assert_eq!(listed.omitted.total(), 401);
+    assert_eq!(
+        listed.omitted.fatal, 1,
+        "the fatal finding came last and was counted"
+    );
+    assert_eq!(listed.verdict, Verdict::Invalid);
+    assert_eq!(listed.findings[..], all.findings[..100]);
+    let json = serde_json::to_value(&listed).unwrap();
+    assert_eq!(json["omitted"]["warning"], 400);
+    assert!(serde_json::to_value(&all).unwrap().get("omitted").is_none());
+}
+
+/// Columns of findings on a very long line cost no more than on a short one (the whole
+/// document may be one line).
+#[test]
+fn findings_on_one_long_line_take_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = "pattern: main
+rules:
+  - context: t:Line
+    asserts:
+      - id: L
+        flag: warning
+        test: false()
+        message: A line.
+";
+    pack(dir.path(), "p", "1", &[("main", p)], "");
+    let rs = single(dir.path(), "p@1");
+    let time = |n: usize| {
+        let lines: String = (0..n).map(|_| "<Line/>").collect();
+        let xml = format!("<Doc xmlns=\"urn:test:doc\">{lines}</Doc>");
+        let doc = Document::parse(xml.as_bytes()).unwrap();
+        let start = Instant::now();
+        let r = rs.validate(&doc);
+        assert_eq!(r.findings.len(), n);
+        assert_eq!(r.findings[n - 1].location.column as usize, 27 + 7 * (n - 1));
+        start.elapsed().as_secs_f64()
+    };
+    time(1_000);
+    let small = time(10_000);
+    let large = time(40_000);
+    // Four times the findings; columns counted from the line start each time would be
+    // sixteen times the work.
+    assert!(
+        large < small * 8.0 + 0.05,
+        "10k: {small:.3}s, 40k: {large:.3}s"
+    );
+}

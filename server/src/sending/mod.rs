@@ -407,6 +407,7 @@ fn examine(
     profile: Option<&str>,
     bytes: &[u8],
     limits: &invex_engine::document::Limits,
+    max_findings: usize,
 ) -> Result<Examined, Problem> {
     let start = std::time::Instant::now();
     let doc = validation::parse(bytes, limits)?;
@@ -419,7 +420,14 @@ fn examine(
         .map(identifiers::check_view)
         .unwrap_or_default();
     let checked = if faults.is_empty() {
-        Some(validation::check(catalog, profile, &doc, bytes, start)?)
+        Some(validation::check(
+            catalog,
+            profile,
+            &doc,
+            bytes,
+            start,
+            max_findings,
+        )?)
     } else {
         None
     };
@@ -544,9 +552,10 @@ async fn run(
     let catalog = state.registry.current();
     let limits = validation::parse_limits(state);
     let (bytes, profile) = (request.bytes.clone(), request.profile.clone());
+    let max_findings = state.config.limits.max_findings;
     let examined = state
         .admission
-        .run(move || examine(&catalog, profile.as_deref(), &bytes, &limits))
+        .run(move || examine(&catalog, profile.as_deref(), &bytes, &limits, max_findings))
         .await??;
     // A document a conversion produced goes out only when the review gate lets it: this
     // holds however it arrives (by conversion id, as the same bytes, or edited).
