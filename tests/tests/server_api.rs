@@ -640,6 +640,13 @@ async fn keys_are_shown_once_work_and_can_be_revoked_but_not_the_last_admin() {
     .await;
 }
 
+/// Admins revoking their keys at the same moment never leave a tenant without an admin key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_revocations_never_remove_the_last_admin_key() {
+    let s = TestServer::start().await;
+    support::revoke_admin_keys_at_once(&[&s], 25).await;
+}
+
 #[tokio::test]
 async fn request_errors_are_problems_with_the_right_status() {
     let s = TestServer::with(|c| {
