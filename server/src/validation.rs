@@ -74,7 +74,7 @@ pub async fn validate(
     };
     state.metrics.validation(
         report.profile.split('@').next().unwrap_or(""),
-        report.verdict.as_str(),
+        report.verdict,
     );
     Ok(Validated {
         result: ValidationResult {

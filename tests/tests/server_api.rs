@@ -84,6 +84,64 @@ async fn operations_routes_answer_without_a_key() {
     assert!(docs.text().await.unwrap().contains("@scalar/api-reference"));
 }
 
+/// Every label of every metric takes a bounded set of values: 20,000 requests with made-up
+/// methods and paths leave /metrics a few kilobytes long, with the methods under `other`
+/// and the paths under `unmatched`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bogus_methods_and_paths_do_not_grow_the_metrics() {
+    use futures_util::StreamExt;
+    let s = TestServer::start().await;
+    let metrics = |s: &TestServer| {
+        let r = s.client.get(s.url("/metrics"));
+        async move { r.send().await.unwrap().text().await.unwrap() }
+    };
+    let before = metrics(&s).await;
+    let statuses: Vec<u16> = futures_util::stream::iter(0..20_000)
+        .map(|n| {
+            let (method, path) = match n % 3 {
+                0 => (format!("M{n:06}X"), "/health".to_string()),
+                1 => ("GET".to_string(), format!("/nowhere/{n}")),
+                _ => (format!("Q{n:06}"), format!("/v1/keys/{n}")),
+            };
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            let request = s.client.request(method, s.url(&path));
+            async move { request.send().await.unwrap().status().as_u16() }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(
+        statuses.iter().all(|s| *s == 404 || *s == 405),
+        "{statuses:?}"
+    );
+    let after = metrics(&s).await;
+    eprintln!(
+        "/metrics: {} bytes before, {} after",
+        before.len(),
+        after.len()
+    );
+    assert!(
+        after.len() < before.len() + 16 * 1024,
+        "/metrics grew from {} to {} bytes",
+        before.len(),
+        after.len()
+    );
+    let methods: std::collections::BTreeSet<&str> = after
+        .lines()
+        .filter_map(|l| l.split("method=\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(methods.contains("other"), "{methods:?}");
+    assert!(
+        methods
+            .iter()
+            .all(|m| !m.starts_with('M') && !m.starts_with('Q')),
+        "{methods:?}"
+    );
+    assert!(after.contains("route=\"unmatched\""), "{after}");
+    assert!(!after.contains("/nowhere/"), "paths are never labels");
+}
+
 #[tokio::test]
 async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
     let s = TestServer::start().await;
