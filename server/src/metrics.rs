@@ -30,6 +30,7 @@ pub struct Metrics {
     reload_ok: IntGauge,
     webhook_attempts: IntCounterVec,
     webhook_latency: HistogramVec,
+    auth_throttled: IntCounterVec,
     profiles: BoundedLabel,
 }
 
@@ -159,6 +160,14 @@ impl Metrics {
             .buckets(BUCKETS.to_vec()),
             &["event_type"],
         )?;
+        let auth_throttled = IntCounterVec::new(
+            Opts::new(
+                "invex_auth_throttled_total",
+                "Requests refused with 429 because their client address or key prefix spent its budget of failed authentications",
+            ),
+            &["scope"],
+        )?;
+        registry.register(Box::new(auth_throttled.clone()))?;
         registry.register(Box::new(webhook_attempts.clone()))?;
         registry.register(Box::new(webhook_latency.clone()))?;
         registry.register(Box::new(requests.clone()))?;
@@ -175,6 +184,7 @@ impl Metrics {
             reload_ok,
             webhook_attempts,
             webhook_latency,
+            auth_throttled,
             profiles: BoundedLabel::new(MAX_PROFILE_LABELS),
         })
     }
@@ -188,6 +198,12 @@ impl Metrics {
         self.webhook_latency
             .with_label_values(&[event_type])
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// A request refused by the failed-authentication throttle; `scope` is `address` or
+    /// `key_prefix`.
+    pub fn auth_throttled(&self, scope: &'static str) {
+        self.auth_throttled.with_label_values(&[scope]).inc();
     }
 
     /// One answered request. `route` is the matched route's template or `unmatched`, never

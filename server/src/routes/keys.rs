@@ -90,6 +90,8 @@ pub async fn issue_key(
         revoked_at: None,
     };
     state.store.insert_key(&record).await?;
+    // Known from its first use: not counted against the client's failure budget.
+    state.auth.remember(record.clone());
     Ok(CreatedKey {
         view: record.into(),
         key,
