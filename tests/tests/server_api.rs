@@ -950,7 +950,7 @@ async fn clients_behind_a_trusted_proxy_and_key_prefixes_have_their_own_budgets(
     );
     // Guesses at the developer key's prefix, each from another address.
     let prefix = &developer[..developer.rfind('_').unwrap()];
-    let wrong = |n: usize| format!("{prefix}_{}", format!("{n:0>43}"));
+    let wrong = |n: usize| format!("{prefix}_{n:0>43}");
     for n in 0..5 {
         let r = from(format!("198.51.100.{n}"), wrong(n)).await;
         assert_eq!(r.status(), 401);

@@ -488,3 +488,71 @@ async fn two_instances_on_postgres_never_revoke_the_last_admin() {
     }
     drop_schema(&url).await;
 }
+
+/// Endpoints registered at the same moment never take a tenant past its cap.
+async fn concurrent_registrations_keep_to_the_cap(store: &Store) {
+    use invex_server::store::webhooks::EndpointRecord;
+    const ROUNDS: usize = 10;
+    const CAP: u32 = 3;
+    const AT_ONCE: usize = 8;
+    for round in 0..ROUNDS {
+        let tenant = store.create_tenant(&format!("cap {round}")).await.unwrap();
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(AT_ONCE));
+        let tasks: Vec<_> = (0..AT_ONCE)
+            .map(|n| {
+                let store = store.clone();
+                let barrier = barrier.clone();
+                let record = EndpointRecord {
+                    id: new_id("whe"),
+                    tenant_id: tenant.id.clone(),
+                    url: format!("https://erp{n}.example.com/h"),
+                    description: None,
+                    event_types: vec!["invoice.failed".into()],
+                    enabled: true,
+                    disabled_reason: None,
+                    secret: "whsec_test".into(),
+                    previous_secret: None,
+                    previous_expires_at: None,
+                    created_at: now(),
+                    updated_at: now(),
+                };
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.insert_webhook_endpoint(&record, CAP).await.unwrap()
+                })
+            })
+            .collect();
+        let mut stored = 0;
+        for t in tasks {
+            if t.await.unwrap() {
+                stored += 1;
+            }
+        }
+        let listed = store.webhook_endpoints(&tenant.id).await.unwrap().len();
+        assert_eq!(
+            (stored, listed),
+            (CAP as usize, CAP as usize),
+            "round {round}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_registrations_keep_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("cap.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_registrations_keep_to_the_cap(&store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_concurrent_registrations_keep_to_the_cap() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_registrations_keep_to_the_cap(&store).await;
+    store.close().await;
+    drop_schema(&url).await;
+}
