@@ -73,6 +73,9 @@ pub struct Limits {
     pub rate_per_second: u32,
     /// Requests a key may send in a burst above the sustained rate.
     pub rate_burst: u32,
+    /// Failed authentications (and lookups of keys this instance does not know) allowed per
+    /// client address and per key prefix per minute, in bursts of as many; then 429.
+    pub auth_failures_per_minute: u32,
 }
 
 impl Default for Limits {
@@ -84,6 +87,7 @@ impl Default for Limits {
             max_findings: 10_000,
             rate_per_second: 200,
             rate_burst: 400,
+            auth_failures_per_minute: 30,
         }
     }
 }
@@ -131,6 +135,10 @@ pub struct Config {
     /// Connections (`[connections]`): cap and timeouts.
     #[serde(default)]
     pub connections: crate::listener::ConnectionConfig,
+    /// Reverse proxies (addresses or networks) whose `X-Forwarded-For` names the client;
+    /// from anyone else the header is ignored. Empty: the connection's peer is the client.
+    #[serde(default)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// The embedded database used when nothing is configured.
@@ -157,6 +165,7 @@ impl Default for Config {
             convert: crate::convert::config::ConvertConfig::default(),
             admission: crate::admission::AdmissionConfig::default(),
             connections: crate::listener::ConnectionConfig::default(),
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -228,6 +237,13 @@ impl Config {
                 "MAX_FINDINGS" => self.limits.max_findings = parse(&value).map_err(bad)?,
                 "RATE_PER_SECOND" => self.limits.rate_per_second = parse(&value).map_err(bad)?,
                 "RATE_BURST" => self.limits.rate_burst = parse(&value).map_err(bad)?,
+                "AUTH_FAILURES_PER_MINUTE" => {
+                    self.limits.auth_failures_per_minute = parse(&value).map_err(bad)?;
+                    if self.limits.auth_failures_per_minute == 0 {
+                        return Err(bad("must be at least 1".into()));
+                    }
+                }
+                "TRUSTED_PROXIES" => self.trusted_proxies = parse_networks(&value).map_err(bad)?,
                 "VAT_CACHE_VALID_SECS" => self.vat.cache_valid_secs = parse(&value).map_err(bad)?,
                 "VAT_CACHE_INVALID_SECS" => {
                     self.vat.cache_invalid_secs = parse(&value).map_err(bad)?
@@ -315,6 +331,20 @@ where
     value.trim().parse().map_err(|e| format!("`{value}`: {e}"))
 }
 
+/// A comma-separated list of networks (`10.0.0.0/8`) or single addresses (`::1`).
+pub fn parse_networks(value: &str) -> Result<Vec<ipnet::IpNet>, String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            v.parse::<ipnet::IpNet>()
+                .or_else(|_| v.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| format!("`{v}` is neither an address nor a network (10.0.0.0/8)"))
+        })
+        .collect()
+}
+
 fn parse_bool(value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
@@ -374,6 +404,30 @@ mod tests {
             .apply_env(vars(&[("INVEX_MAX_BODY_BYTES", "lots")]))
             .expect_err("bad number");
         assert!(err.to_string().contains("INVEX_MAX_BODY_BYTES"), "{err}");
+    }
+
+    #[test]
+    fn trusted_proxies_are_networks_or_addresses() {
+        let mut c = Config::default();
+        assert!(c.trusted_proxies.is_empty());
+        c.apply_env(vars(&[("INVEX_TRUSTED_PROXIES", "10.0.0.0/8, ::1")]))
+            .expect("list");
+        assert_eq!(c.trusted_proxies.len(), 2);
+        assert!(c.trusted_proxies[1].contains(&"::1".parse::<std::net::IpAddr>().expect("ip")));
+        let err = c
+            .apply_env(vars(&[("INVEX_TRUSTED_PROXIES", "proxy.local")]))
+            .expect_err("a name");
+        assert!(err.to_string().contains("INVEX_TRUSTED_PROXIES"), "{err}");
+        let err = c
+            .apply_env(vars(&[("INVEX_AUTH_FAILURES_PER_MINUTE", "0")]))
+            .expect_err("zero");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        let c: Config = toml::from_str(
+            "trusted_proxies = [\"10.1.0.0/16\"]\n[limits]\nauth_failures_per_minute = 5\n",
+        )
+        .expect("toml");
+        assert_eq!(c.limits.auth_failures_per_minute, 5);
+        assert_eq!(c.trusted_proxies.len(), 1);
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub async fn observe(
     let elapsed = start.elapsed();
     state
         .metrics
-        .observe_request(method.as_str(), &route, status.as_str(), elapsed);
+        .observe_request(&method, &route, status, elapsed);
     span.in_scope(|| {
         tracing::info!(
             status = status.as_u16(),

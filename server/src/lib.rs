@@ -18,6 +18,7 @@ pub mod problem;
 pub mod routes;
 pub mod sending;
 pub mod server;
+pub mod special_ip;
 pub mod state;
 pub mod store;
 pub mod usage;

@@ -1,7 +1,19 @@
 //! Prometheus metrics: requests and latency per route, validations by verdict, and the
 //! rule-pack versions in force.
+//!
+//! Every label takes a bounded set of values, whatever clients send: each distinct value
+//! is a new series kept for the life of the process, so a label fed from a request (a
+//! method, a path) would let anyone grow `/metrics` and the server's memory without end.
+//! Methods outside the standard ones are `other`, routes are the route table's templates
+//! (or `unmatched`), statuses are the server's own, and values read from data (profiles,
+//! event types) are checked against what exists, with `other` beyond a fixed number.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use invex_engine::report::Verdict;
 
 use invex_engine::registry::{Catalog, ReloadStatus};
 use prometheus::{
@@ -18,7 +30,84 @@ pub struct Metrics {
     reload_ok: IntGauge,
     webhook_attempts: IntCounterVec,
     webhook_latency: HistogramVec,
+    auth_throttled: IntCounterVec,
+    profiles: BoundedLabel,
 }
+
+/// The label of values outside a label's known set.
+pub const OTHER: &str = "other";
+
+/// The methods counted under their own name.
+const METHODS: [Method; 9] = [
+    Method::GET,
+    Method::HEAD,
+    Method::POST,
+    Method::PUT,
+    Method::DELETE,
+    Method::PATCH,
+    Method::OPTIONS,
+    Method::CONNECT,
+    Method::TRACE,
+];
+
+/// The `method` label: a standard method's name, else `other` (a method is any token a
+/// client chooses).
+pub fn method_label(method: &Method) -> &'static str {
+    METHODS
+        .iter()
+        .find(|m| *m == method)
+        .map(Method::as_str)
+        .unwrap_or(OTHER)
+}
+
+/// The `status` label: the three digits of a status of the standard range, else `other`.
+pub fn status_label(status: &StatusCode) -> &str {
+    if (100..600).contains(&status.as_u16()) {
+        status.as_str()
+    } else {
+        OTHER
+    }
+}
+
+/// The `event_type` label: a known event type, else `other` (the type is read back from
+/// the database).
+pub fn event_type_label(event_type: &str) -> &'static str {
+    crate::webhooks::EventType::parse(event_type)
+        .map(crate::webhooks::EventType::as_str)
+        .unwrap_or(OTHER)
+}
+
+/// A label whose values come from configuration that may change while the server runs
+/// (profile names across rule-pack reloads): the first `cap` distinct values keep their
+/// name, later ones are `other`.
+struct BoundedLabel {
+    seen: Mutex<HashSet<String>>,
+    cap: usize,
+}
+
+impl BoundedLabel {
+    fn new(cap: usize) -> BoundedLabel {
+        BoundedLabel {
+            seen: Mutex::new(HashSet::new()),
+            cap,
+        }
+    }
+
+    fn label(&self, value: &str) -> String {
+        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.contains(value) {
+            return value.to_string();
+        }
+        if seen.len() < self.cap {
+            seen.insert(value.to_string());
+            return value.to_string();
+        }
+        OTHER.to_string()
+    }
+}
+
+/// Distinct profile names counted under their own name (the shipped rule packs have four).
+const MAX_PROFILE_LABELS: usize = 32;
 
 /// Latency buckets in seconds: validations of typical invoices take well under a
 /// millisecond, 10,000-line invoices about half a second.
@@ -71,6 +160,14 @@ impl Metrics {
             .buckets(BUCKETS.to_vec()),
             &["event_type"],
         )?;
+        let auth_throttled = IntCounterVec::new(
+            Opts::new(
+                "invex_auth_throttled_total",
+                "Requests refused with 429 because their client address or key prefix spent its budget of failed authentications",
+            ),
+            &["scope"],
+        )?;
+        registry.register(Box::new(auth_throttled.clone()))?;
         registry.register(Box::new(webhook_attempts.clone()))?;
         registry.register(Box::new(webhook_latency.clone()))?;
         registry.register(Box::new(requests.clone()))?;
@@ -87,11 +184,14 @@ impl Metrics {
             reload_ok,
             webhook_attempts,
             webhook_latency,
+            auth_throttled,
+            profiles: BoundedLabel::new(MAX_PROFILE_LABELS),
         })
     }
 
     /// One webhook attempt: `outcome` is `delivered`, `retry` or `failed`.
-    pub fn webhook_attempt(&self, event_type: &str, outcome: &str, elapsed: Duration) {
+    pub fn webhook_attempt(&self, event_type: &str, outcome: &'static str, elapsed: Duration) {
+        let event_type = event_type_label(event_type);
         self.webhook_attempts
             .with_label_values(&[event_type, outcome])
             .inc();
@@ -100,18 +200,34 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn observe_request(&self, method: &str, route: &str, status: &str, elapsed: Duration) {
+    /// A request refused by the failed-authentication throttle; `scope` is `address` or
+    /// `key_prefix`.
+    pub fn auth_throttled(&self, scope: &'static str) {
+        self.auth_throttled.with_label_values(&[scope]).inc();
+    }
+
+    /// One answered request. `route` is the matched route's template or `unmatched`, never
+    /// the path itself.
+    pub fn observe_request(
+        &self,
+        method: &Method,
+        route: &str,
+        status: StatusCode,
+        elapsed: Duration,
+    ) {
+        let method = method_label(method);
         self.requests
-            .with_label_values(&[method, route, status])
+            .with_label_values(&[method, route, status_label(&status)])
             .inc();
         self.latency
             .with_label_values(&[method, route])
             .observe(elapsed.as_secs_f64());
     }
 
-    pub fn validation(&self, profile: &str, verdict: &str) {
+    pub fn validation(&self, profile: &str, verdict: Verdict) {
+        let profile = self.profiles.label(profile);
         self.validations
-            .with_label_values(&[profile, verdict])
+            .with_label_values(&[profile.as_str(), verdict.as_str()])
             .inc();
     }
 
@@ -130,5 +246,48 @@ impl Metrics {
             tracing::error!(error = %e, "metrics encoding failed");
         }
         String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_from_requests_and_data_have_bounded_values() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::PATCH), "PATCH");
+        let made_up = Method::from_bytes(b"M000001X").expect("token");
+        assert_eq!(method_label(&made_up), OTHER);
+        assert_eq!(status_label(&StatusCode::NOT_FOUND), "404");
+        let odd = StatusCode::from_u16(799).expect("status");
+        assert_eq!(status_label(&odd), OTHER);
+        assert_eq!(event_type_label("invoice.delivered"), "invoice.delivered");
+        assert_eq!(event_type_label("invoice.whatever"), OTHER);
+        let profiles = BoundedLabel::new(2);
+        assert_eq!(profiles.label("a"), "a");
+        assert_eq!(profiles.label("b"), "b");
+        assert_eq!(profiles.label("c"), OTHER);
+        assert_eq!(profiles.label("a"), "a");
+    }
+
+    #[test]
+    fn made_up_methods_share_one_series() {
+        let metrics = Metrics::new().expect("metrics");
+        for n in 0..1000 {
+            let method = Method::from_bytes(format!("M{n:06}X").as_bytes()).expect("token");
+            metrics.observe_request(
+                &method,
+                "/health",
+                StatusCode::METHOD_NOT_ALLOWED,
+                Duration::from_micros(10),
+            );
+        }
+        let families = metrics.registry.gather();
+        let requests = families
+            .iter()
+            .find(|f| f.name() == "invex_http_requests_total")
+            .expect("family");
+        assert_eq!(requests.get_metric().len(), 1);
     }
 }

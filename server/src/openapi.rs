@@ -86,7 +86,9 @@ pub fn document(limits: &Limits) -> Document {
         description.push_str(&format!(
             "\n\nLimits: request body {} bytes (`max_body_bytes`), {} files per request (`max_files`), \
 XML nesting depth {} (`max_xml_depth`), {} requests per second per key with bursts of {} \
-(429 with `Retry-After` beyond), {} VAT numbers per batch verification (`vat_batch_size`).\n\n\
+(429 with `Retry-After` beyond), {} failed authentications per minute per client address and \
+per key prefix (`auth_failures_per_minute`; 429 `too-many-failed-authentications` beyond), \
+{} VAT numbers per batch verification (`vat_batch_size`).\n\n\
 VAT verification is metered per tenant and calendar month (UTC): every number answered \
 (including numbers rejected by the local checks; not answers of `unavailable`) is one call; \
 the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
@@ -95,6 +97,7 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
             limits.max_xml_depth,
             limits.rate_per_second,
             limits.rate_burst,
+            limits.auth_failures_per_minute,
             routes::vat::MAX_BATCH,
             crate::usage::VAT_FREE_CALLS,
             crate::usage::vat_unit_price_eur(),

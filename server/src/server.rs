@@ -185,6 +185,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     ));
     let webhooks = crate::webhooks::worker::spawn(
         state.store.clone(),
+        state.config.mode,
         &state.config.webhooks,
         state.metrics.clone(),
     )

@@ -121,7 +121,7 @@ pub fn finish(state: &AppState, file_name: Option<String>, checked: Checked) -> 
     let report = checked.report;
     state.metrics.validation(
         report.profile.split('@').next().unwrap_or(""),
-        report.verdict.as_str(),
+        report.verdict,
     );
     Validated {
         result: ValidationResult {

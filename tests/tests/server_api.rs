@@ -84,6 +84,64 @@ async fn operations_routes_answer_without_a_key() {
     assert!(docs.text().await.unwrap().contains("@scalar/api-reference"));
 }
 
+/// Every label of every metric takes a bounded set of values: 20,000 requests with made-up
+/// methods and paths leave /metrics a few kilobytes long, with the methods under `other`
+/// and the paths under `unmatched`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bogus_methods_and_paths_do_not_grow_the_metrics() {
+    use futures_util::StreamExt;
+    let s = TestServer::start().await;
+    let metrics = |s: &TestServer| {
+        let r = s.client.get(s.url("/metrics"));
+        async move { r.send().await.unwrap().text().await.unwrap() }
+    };
+    let before = metrics(&s).await;
+    let statuses: Vec<u16> = futures_util::stream::iter(0..20_000)
+        .map(|n| {
+            let (method, path) = match n % 3 {
+                0 => (format!("M{n:06}X"), "/health".to_string()),
+                1 => ("GET".to_string(), format!("/nowhere/{n}")),
+                _ => (format!("Q{n:06}"), format!("/v1/keys/{n}")),
+            };
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            let request = s.client.request(method, s.url(&path));
+            async move { request.send().await.unwrap().status().as_u16() }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(
+        statuses.iter().all(|s| *s == 404 || *s == 405),
+        "{statuses:?}"
+    );
+    let after = metrics(&s).await;
+    eprintln!(
+        "/metrics: {} bytes before, {} after",
+        before.len(),
+        after.len()
+    );
+    assert!(
+        after.len() < before.len() + 16 * 1024,
+        "/metrics grew from {} to {} bytes",
+        before.len(),
+        after.len()
+    );
+    let methods: std::collections::BTreeSet<&str> = after
+        .lines()
+        .filter_map(|l| l.split("method=\"").nth(1))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(methods.contains("other"), "{methods:?}");
+    assert!(
+        methods
+            .iter()
+            .all(|m| !m.starts_with('M') && !m.starts_with('Q')),
+        "{methods:?}"
+    );
+    assert!(after.contains("route=\"unmatched\""), "{after}");
+    assert!(!after.contains("/nowhere/"), "paths are never labels");
+}
+
 #[tokio::test]
 async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
     let s = TestServer::start().await;
@@ -640,6 +698,13 @@ async fn keys_are_shown_once_work_and_can_be_revoked_but_not_the_last_admin() {
     .await;
 }
 
+/// Admins revoking their keys at the same moment never leave a tenant without an admin key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_revocations_never_remove_the_last_admin_key() {
+    let s = TestServer::start().await;
+    support::revoke_admin_keys_at_once(&[&s], 25).await;
+}
+
 #[tokio::test]
 async fn request_errors_are_problems_with_the_right_status() {
     let s = TestServer::with(|c| {
@@ -781,6 +846,122 @@ async fn a_key_over_its_rate_gets_429_with_retry_after() {
     assert_eq!(&statuses[..2], &[200, 200]);
     assert!(statuses[2..].contains(&429), "{statuses:?}");
     assert!(retry.unwrap().parse::<u64>().unwrap() >= 1);
+}
+
+/// A key guessed at random, in the shape of generated keys.
+fn guessed_key(n: usize) -> String {
+    format!("inx_{n:012x}_{}", "A".repeat(43))
+}
+
+/// Key guessing is throttled per client address: 2,000 wrong keys in a row are answered
+/// 429 with Retry-After once the address's budget of failures is spent, while a valid key
+/// from the same address keeps working.
+#[tokio::test]
+async fn guessing_keys_is_throttled_but_valid_keys_keep_working() {
+    let s = TestServer::start().await;
+    let (_, developer) = s.create_key(BOOTSTRAP, "developer").await;
+    let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+    let mut first_throttled = None;
+    for n in 0..2000 {
+        // A client's own X-Forwarded-For is not believed (no trusted proxy is configured).
+        let r = s
+            .v1(Method::GET, "/v1/rulepacks", &guessed_key(n))
+            .header("X-Forwarded-For", format!("10.{}.{}.1", n / 250, n % 250))
+            .send()
+            .await
+            .unwrap();
+        *statuses.entry(r.status().as_u16()).or_default() += 1;
+        if r.status() == 429 && first_throttled.is_none() {
+            let retry: u64 = r.headers()["retry-after"]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(retry >= 1, "{retry}");
+            let p = problem(r, 429).await;
+            assert!(p["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("#too-many-failed-authentications"));
+            assert_eq!(p["scope"], "address");
+            first_throttled = Some(n);
+        }
+        if n % 250 == 0 {
+            // The valid keys of this address are not locked out.
+            for key in [BOOTSTRAP, developer.as_str()] {
+                let r = s
+                    .v1(Method::GET, "/v1/rulepacks", key)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 200, "request {n}");
+            }
+        }
+    }
+    let throttled = statuses.get(&429).copied().unwrap_or(0);
+    assert!(throttled >= 1900, "{statuses:?}");
+    assert!(
+        first_throttled.is_some_and(|n| n <= 100),
+        "{first_throttled:?}"
+    );
+    let metrics = s
+        .client
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "invex_auth_throttled_total{{scope=\"address\"}} {throttled}"
+        )),
+        "{metrics}"
+    );
+}
+
+/// Behind a trusted proxy each client has its own budget; a key prefix has one too, across
+/// addresses, yet guessing at a key's prefix does not lock the key's holder out.
+#[tokio::test]
+async fn clients_behind_a_trusted_proxy_and_key_prefixes_have_their_own_budgets() {
+    let s = TestServer::with(|c| {
+        c.limits.auth_failures_per_minute = 5;
+        c.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+    })
+    .await;
+    let (_, developer) = s.create_key(BOOTSTRAP, "developer").await;
+    let from = |client: String, key: String| {
+        let r = s
+            .v1(Method::GET, "/v1/rulepacks", &key)
+            .header("X-Forwarded-For", client);
+        async move { r.send().await.unwrap() }
+    };
+    for n in 0..5 {
+        let r = from("203.0.113.1".into(), guessed_key(n)).await;
+        assert_eq!(r.status(), 401);
+    }
+    let p = problem(from("203.0.113.1".into(), guessed_key(5)).await, 429).await;
+    assert_eq!(p["scope"], "address");
+    // Another client behind the same proxy is not held back.
+    assert_eq!(
+        from("203.0.113.2".into(), guessed_key(6)).await.status(),
+        401
+    );
+    // Guesses at the developer key's prefix, each from another address.
+    let prefix = &developer[..developer.rfind('_').unwrap()];
+    let wrong = |n: usize| format!("{prefix}_{n:0>43}");
+    for n in 0..5 {
+        let r = from(format!("198.51.100.{n}"), wrong(n)).await;
+        assert_eq!(r.status(), 401);
+    }
+    let p = problem(from("198.51.100.99".into(), wrong(99)).await, 429).await;
+    assert_eq!(p["scope"], "key_prefix");
+    // The holder of the key, from a throttled address or not, gets in.
+    for client in ["198.51.100.200", "203.0.113.1"] {
+        let r = from(client.into(), developer.clone()).await;
+        assert_eq!(r.status(), 200, "{client}");
+    }
 }
 
 #[tokio::test]

@@ -643,6 +643,273 @@ async fn bad_registrations_are_422_problems() {
     assert_eq!(p["field"], "url");
 }
 
+/// Every special-purpose address and host name is refused at registration, in every form
+/// a URL can spell it (issue 15, item 12); public hosts are accepted.
+#[tokio::test]
+async fn special_purpose_targets_are_refused_in_every_form() {
+    let s = TestServer::with(|c| c.mode = invex_server::Mode::Production).await;
+    let refused = [
+        "https://localhost./h",
+        "https://foo.localhost/h",
+        "https://0.1.2.3/h",
+        "https://[::127.0.0.1]/h",
+        "https://[::a9fe:a9fe]/h",
+        "https://[64:ff9b::a9fe:a9fe]/h",
+        "https://[64:ff9b:1::5db8:d70e]/h",
+        "https://198.18.0.1/h",
+        "https://198.19.255.254/h",
+        "https://240.0.0.1/h",
+        "https://255.255.255.255/h",
+        "https://224.0.0.251/h",
+        "https://100.64.0.1/h",
+        "https://192.0.0.170/h",
+        "https://192.0.2.1/h",
+        "https://192.88.99.1/h",
+        "https://198.51.100.7/h",
+        "https://203.0.113.7/h",
+        "https://0x7f.1/h",
+        "https://2130706433/h",
+        "https://0251.0376.0251.0376/h",
+        "https://[::ffff:7f00:1]/h",
+        "https://[::]/h",
+        "https://[100::1]/h",
+        "https://[2001::a9fe:a9fe]/h",
+        "https://[2001:db8::1]/h",
+        "https://[2002:a9fe:a9fe::1]/h",
+        "https://[2002:0a00:0001::1]/h",
+        "https://[3fff::1]/h",
+        "https://[5f00::1]/h",
+        "https://[fc00::1]/h",
+        "https://[fd12:3456::1]/h",
+        "https://[fe80::1]/h",
+        "https://[fec0::1]/h",
+        "https://[ff02::1]/h",
+        "https://printer.local/h",
+        "https://metadata.google.internal/h",
+        "https://router.home.arpa/h",
+        "https://intranet/h",
+        "https://erp.example.com./h",
+    ];
+    for url in refused {
+        let r = create(&s, BOOTSTRAP, url, json!(["invoice.delivered"])).await;
+        let p = problem(r, 422).await;
+        assert!(
+            p["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("#webhook-url-not-allowed"),
+            "{url}: {p}"
+        );
+    }
+    let accepted = [
+        "https://erp.example.com/h",
+        "https://93.184.215.14/h",
+        "https://[2606:4700:4700::1111]/h",
+        "https://[64:ff9b::5db8:d70e]/h",
+        "https://[2002:5db8:d70e::1]/h",
+    ];
+    for url in accepted {
+        let r = create(&s, BOOTSTRAP, url, json!(["invoice.delivered"])).await;
+        assert_eq!(r.status(), 201, "{url}: {}", r.text().await.unwrap());
+    }
+}
+
+/// A DNS server for `zone` answering A and AAAA records (name → addresses); other names
+/// in the zone answer NXDOMAIN.
+async fn dns_server(zone: &str, records: &[(&str, &[&str])]) -> SocketAddr {
+    use hickory_proto::rr::rdata::{A, AAAA, SOA};
+    use hickory_proto::rr::{LowerName, Name, RData, Record};
+    use hickory_server::authority::{Catalog, ZoneType};
+    use hickory_server::store::in_memory::InMemoryAuthority;
+    use std::str::FromStr;
+    let origin = Name::from_str(&format!("{zone}.")).unwrap();
+    let mut authority = InMemoryAuthority::empty(origin.clone(), ZoneType::Primary, false);
+    let soa = SOA::new(
+        Name::from_str(&format!("ns.{zone}.")).unwrap(),
+        Name::from_str(&format!("hostmaster.{zone}.")).unwrap(),
+        1,
+        3600,
+        600,
+        86400,
+        60,
+    );
+    assert!(authority.upsert_mut(Record::from_rdata(origin.clone(), 60, RData::SOA(soa)), 1));
+    for (name, addresses) in records {
+        let name = Name::from_str(&format!("{name}.")).unwrap();
+        for address in *addresses {
+            let rdata = match address.parse::<std::net::IpAddr>().unwrap() {
+                std::net::IpAddr::V4(v4) => RData::A(A(v4)),
+                std::net::IpAddr::V6(v6) => RData::AAAA(AAAA(v6)),
+            };
+            assert!(authority.upsert_mut(Record::from_rdata(name.clone(), 60, rdata), 1));
+        }
+    }
+    let mut catalog = Catalog::new();
+    catalog.upsert(LowerName::new(&origin), vec![Arc::new(authority)]);
+    let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = udp.local_addr().unwrap();
+    let tcp = tokio::net::TcpListener::bind(addr).await.unwrap();
+    let mut server = hickory_server::ServerFuture::new(catalog);
+    server.register_socket(udp);
+    server.register_listener(tcp, Duration::from_secs(5));
+    tokio::spawn(async move {
+        let _ = server.block_until_done().await;
+    });
+    addr
+}
+
+/// A TCP port that counts the connections made to it (and closes each at once).
+async fn counting_port() -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (port, count)
+}
+
+/// Host names are resolved when a delivery is made, and every address they resolve to is
+/// checked: a name that resolves to a loopback or private address (DNS rebinding, an
+/// internal name published in public DNS) is refused and logged, and never connected to.
+#[tokio::test]
+async fn names_resolving_to_internal_addresses_are_refused_at_delivery() {
+    let dns = dns_server(
+        "example.net",
+        &[
+            ("inside.example.net", &["127.0.0.1"]),
+            ("mixed.example.net", &["93.184.215.14", "127.0.0.1"]),
+            ("v6.example.net", &["::1"]),
+            ("metadata.example.net", &["169.254.169.254"]),
+        ],
+    )
+    .await;
+    let (port, connections) = counting_port().await;
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.mode = invex_server::Mode::Production;
+        // The scheme only: where http may go is still checked.
+        c.webhooks.allow_http = true;
+        c.webhooks.dns_server = Some(dns);
+    })
+    .await;
+    for (host, address) in [
+        ("inside.example.net", "127.0.0.1"),
+        ("mixed.example.net", "127.0.0.1"),
+        ("v6.example.net", "::1"),
+        ("metadata.example.net", "169.254.169.254"),
+    ] {
+        let (id, _) = register(&s, BOOTSTRAP, &format!("http://{host}:{port}/hooks")).await;
+        send_test(&s, BOOTSTRAP, &id).await;
+        let log = attempts(&s, &id, 8).await;
+        assert_eq!(log[0]["delivery_status"], "failed", "{host}");
+        for attempt in &log {
+            let error = attempt["error"].as_str().unwrap();
+            assert!(
+                error.starts_with("refused") && error.contains(host) && error.contains(address),
+                "{host}: {error}"
+            );
+            assert!(attempt["http_status"].is_null());
+        }
+    }
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "no connection was made"
+    );
+}
+
+/// The same names, with the loopback networks allowed by the operator: the delivery goes
+/// through the checked resolver to the resolved address.
+#[tokio::test]
+async fn names_resolving_to_allowed_networks_are_delivered() {
+    let dns = dns_server("example.net", &[("inside.example.net", &["127.0.0.1"])]).await;
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let port = url.rsplit(':').next().unwrap().trim_end_matches("/hooks");
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.mode = invex_server::Mode::Production;
+        c.webhooks.allow_http = true;
+        c.webhooks.dns_server = Some(dns);
+        c.webhooks.allowed_networks = Some(vec!["127.0.0.0/8".parse().unwrap()]);
+    })
+    .await;
+    let (id, _) = register(
+        &s,
+        BOOTSTRAP,
+        &format!("http://inside.example.net:{port}/hooks"),
+    )
+    .await;
+    send_test(&s, BOOTSTRAP, &id).await;
+    let got = receiver.wait_for(1).await;
+    assert_eq!(got[0].json()["type"], "webhook.test");
+    let log = attempts(&s, &id, 1).await;
+    assert_eq!(log[0]["http_status"], 200, "{log:?}");
+    // An unknown name is a DNS failure, retried like any connection failure.
+    let (id, _) = register(
+        &s,
+        BOOTSTRAP,
+        &format!("http://nowhere.example.net:{port}/hooks"),
+    )
+    .await;
+    send_test(&s, BOOTSTRAP, &id).await;
+    let log = attempts(&s, &id, 8).await;
+    assert!(log[0]["error"].as_str().unwrap().contains("DNS"), "{log:?}");
+}
+
+/// A tenant may register at most `max_endpoints_per_tenant` endpoints; concurrent
+/// registrations cannot pass the cap together.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn endpoints_per_tenant_are_capped() {
+    let s = TestServer::with(|c| c.webhooks.max_endpoints_per_tenant = 5).await;
+    for _ in 0..3 {
+        register(&s, BOOTSTRAP, "https://erp.example.com/h").await;
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(6));
+    let attempts = (0..6).map(|n| {
+        let r = s
+            .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
+            .json(&json!({"url": format!("https://erp{n}.example.com/h"), "event_types": ["invoice.failed"]}));
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            r.send().await.unwrap()
+        }
+    });
+    let answers = futures_util::future::join_all(attempts).await;
+    let created = answers.iter().filter(|r| r.status() == 201).count();
+    assert_eq!(
+        created,
+        2,
+        "{:?}",
+        answers.iter().map(|r| r.status()).collect::<Vec<_>>()
+    );
+    for r in answers.into_iter().filter(|r| r.status() != 201) {
+        let p = problem(r, 409).await;
+        assert!(p["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("#webhook-endpoint-limit"));
+        assert_eq!(p["limit"], "max_endpoints_per_tenant");
+        assert_eq!(p["limit_value"], 5);
+    }
+    let list = get_json(&s, BOOTSTRAP, "/v1/webhooks").await;
+    assert_eq!(list["webhooks"].as_array().unwrap().len(), 5);
+    // Another tenant has its own allowance.
+    let other: Value = s
+        .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
+        .json(&json!({"name": "other"}))
+        .value()
+        .await;
+    let other_admin = other["admin_key"]["key"].as_str().unwrap();
+    register(&s, other_admin, "https://erp.example.com/h").await;
+}
+
 #[tokio::test]
 async fn the_openapi_description_names_the_event_types() {
     let s = TestServer::start().await;

@@ -517,3 +517,156 @@ async fn two_instances_share_the_outbox_without_double_delivery() {
     }
     drop_schema(&url).await;
 }
+
+/// Admin keys of one tenant revoked at the same moment: however the revocations interleave,
+/// exactly one admin key stays active (the last-admin rule holds under concurrency).
+async fn concurrent_revocations_keep_one_admin(store: &Store) {
+    const ROUNDS: usize = 25;
+    const ADMINS: usize = 4;
+    for round in 0..ROUNDS {
+        let tenant = store.create_tenant(&format!("race {round}")).await.unwrap();
+        let mut admins = Vec::new();
+        for _ in 0..ADMINS {
+            let k = key(&tenant.id, "admin", &new_id("h_race"));
+            store.insert_key(&k).await.unwrap();
+            admins.push(k);
+        }
+        let developer = key(&tenant.id, "developer", &new_id("h_race"));
+        store.insert_key(&developer).await.unwrap();
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(ADMINS));
+        let tasks: Vec<_> = admins
+            .iter()
+            .map(|k| {
+                let (store, tenant, id) = (store.clone(), tenant.id.clone(), k.id.clone());
+                let barrier = barrier.clone();
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.revoke_key(&tenant, &id).await.unwrap()
+                })
+            })
+            .collect();
+        let mut revoked = 0;
+        for t in tasks {
+            if t.await.unwrap() == RevokeOutcome::Now {
+                revoked += 1;
+            }
+        }
+        let active = store
+            .active_keys_with_role(&tenant.id, "admin")
+            .await
+            .unwrap();
+        assert_eq!(
+            (revoked, active),
+            (ADMINS - 1, 1),
+            "round {round}: {revoked} revocations went through, {active} admin keys left"
+        );
+        // Keys of other roles are not held back by the rule.
+        assert_eq!(
+            store.revoke_key(&tenant.id, &developer.id).await.unwrap(),
+            RevokeOutcome::Now
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_revocations_keep_one_admin() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("race.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_revocations_keep_one_admin(&store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_concurrent_revocations_keep_one_admin() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_revocations_keep_one_admin(&store).await;
+    store.close().await;
+    drop_schema(&url).await;
+}
+
+/// The same over HTTP, on two server instances sharing one PostgreSQL database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_instances_on_postgres_never_revoke_the_last_admin() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let a = TestServer::with(|c| c.database_url = url.clone()).await;
+    let b = TestServer::with(|c| c.database_url = url.clone()).await;
+    support::revoke_admin_keys_at_once(&[&a, &b], 10).await;
+    for s in [a, b] {
+        s.running.unwrap().shutdown().await.unwrap();
+    }
+    drop_schema(&url).await;
+}
+
+/// Endpoints registered at the same moment never take a tenant past its cap.
+async fn concurrent_registrations_keep_to_the_cap(store: &Store) {
+    use invex_server::store::webhooks::EndpointRecord;
+    const ROUNDS: usize = 10;
+    const CAP: u32 = 3;
+    const AT_ONCE: usize = 8;
+    for round in 0..ROUNDS {
+        let tenant = store.create_tenant(&format!("cap {round}")).await.unwrap();
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(AT_ONCE));
+        let tasks: Vec<_> = (0..AT_ONCE)
+            .map(|n| {
+                let store = store.clone();
+                let barrier = barrier.clone();
+                let record = EndpointRecord {
+                    id: new_id("whe"),
+                    tenant_id: tenant.id.clone(),
+                    url: format!("https://erp{n}.example.com/h"),
+                    description: None,
+                    event_types: vec!["invoice.failed".into()],
+                    enabled: true,
+                    disabled_reason: None,
+                    secret: "whsec_test".into(),
+                    previous_secret: None,
+                    previous_expires_at: None,
+                    created_at: now(),
+                    updated_at: now(),
+                };
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.insert_webhook_endpoint(&record, CAP).await.unwrap()
+                })
+            })
+            .collect();
+        let mut stored = 0;
+        for t in tasks {
+            if t.await.unwrap() {
+                stored += 1;
+            }
+        }
+        let listed = store.webhook_endpoints(&tenant.id).await.unwrap().len();
+        assert_eq!(
+            (stored, listed),
+            (CAP as usize, CAP as usize),
+            "round {round}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_registrations_keep_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("cap.db").display());
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_registrations_keep_to_the_cap(&store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_concurrent_registrations_keep_to_the_cap() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_registrations_keep_to_the_cap(&store).await;
+    store.close().await;
+    drop_schema(&url).await;
+}

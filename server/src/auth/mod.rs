@@ -1,10 +1,12 @@
 //! Authentication (one header per route family), roles, and per-key rate limits.
 
+pub mod client;
 pub mod keys;
 pub mod roles;
+pub mod throttle;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -17,6 +19,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 
 pub use roles::{Role, ALL_ROLES};
+use throttle::{FailureThrottle, Throttled};
 
 use crate::config::{Limits, Mode};
 use crate::problem::Problem;
@@ -99,18 +102,41 @@ pub const SANDBOX_TENANT_ID: &str = "ten_sandbox_anonymous";
 /// request. A revocation through this instance takes effect at once; through another
 /// instance sharing the database, within this time.
 const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
+/// After that, a prefix read from the database stays known (its record is read again
+/// before use, without counting against the failure budgets) for this long.
+pub const KNOWN_KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 const KEY_CACHE_MAX: usize = 10_000;
+
+/// A key record as read from the database.
+struct Cached {
+    record: KeyRecord,
+    read_at: Instant,
+    /// Must be read again before use (revoked through this instance).
+    stale: bool,
+}
+
+/// What this instance knows of a prefix.
+enum Known {
+    /// Read within [`KEY_CACHE_TTL`]: checked without the database.
+    Fresh(KeyRecord),
+    /// Read within [`KNOWN_KEY_TTL`]: the key exists (or existed); read it again.
+    Existing,
+    Unknown,
+}
 
 pub struct Authenticator {
     store: Store,
-    cache: Mutex<HashMap<String, (KeyRecord, Instant)>>,
+    cache: Mutex<HashMap<String, Cached>>,
     limiter: DefaultKeyedRateLimiter<String>,
+    failures: FailureThrottle,
 }
 
 #[derive(Debug)]
 pub enum AuthFailure {
     UnknownKey,
     Revoked,
+    /// Too many failed attempts from the client's address or at the key's prefix.
+    Throttled(Throttled),
     Store(StoreError),
 }
 
@@ -123,64 +149,107 @@ impl Authenticator {
             store,
             cache: Mutex::new(HashMap::new()),
             limiter: DefaultKeyedRateLimiter::keyed(Quota::per_second(rate).allow_burst(burst)),
+            failures: FailureThrottle::new(limits.auth_failures_per_minute),
         }
     }
 
-    /// The caller holding `key`.
-    pub async fn verify(&self, key: &str) -> Result<Principal, AuthFailure> {
+    /// Failed authentications allowed per client address and per key prefix per minute.
+    pub fn failures_per_minute(&self) -> u32 {
+        self.failures.per_minute()
+    }
+
+    /// The caller holding `key`, presented from `client`. A database lookup of a prefix this
+    /// instance does not know, and every refusal, count against the failure budgets of the
+    /// client's address and of the prefix; once one is spent, such requests are refused
+    /// before any lookup. A valid key already known is checked from memory and always
+    /// accepted (see `throttle`).
+    pub async fn verify(
+        &self,
+        key: &str,
+        client: Option<IpAddr>,
+    ) -> Result<Principal, AuthFailure> {
         let prefix = keys::lookup_prefix(key);
-        let record = match self.cached(&prefix) {
-            Some(r) => r,
-            None => {
-                let found = self
-                    .store
-                    .key_by_prefix(&prefix)
-                    .await
-                    .map_err(AuthFailure::Store)?
-                    .ok_or(AuthFailure::UnknownKey)?;
-                self.remember(prefix, found.clone());
-                found
+        let mut charged = false;
+        let record = match self.known(&prefix) {
+            Known::Fresh(r) => Some(r),
+            Known::Existing => self.read(&prefix).await?,
+            Known::Unknown => {
+                self.failures
+                    .charge(client, &prefix)
+                    .map_err(AuthFailure::Throttled)?;
+                charged = true;
+                self.read(&prefix).await?
             }
         };
-        if !keys::matches(key, &record.hash) {
-            return Err(AuthFailure::UnknownKey);
+        let verdict = match record {
+            None => Err(AuthFailure::UnknownKey),
+            Some(r) if !keys::matches(key, &r.hash) => Err(AuthFailure::UnknownKey),
+            Some(r) if r.revoked_at.is_some() => Err(AuthFailure::Revoked),
+            Some(r) => principal(r),
+        };
+        match verdict {
+            Err(refusal) if !charged => {
+                self.failures
+                    .charge(client, &prefix)
+                    .map_err(AuthFailure::Throttled)?;
+                Err(refusal)
+            }
+            other => other,
         }
-        if record.revoked_at.is_some() {
-            return Err(AuthFailure::Revoked);
-        }
-        let role = Role::parse(&record.role).ok_or(AuthFailure::UnknownKey)?;
-        Ok(Principal {
-            tenant_kind: if record.tenant_id == OPERATOR_TENANT_ID {
-                TenantKind::Operator
-            } else {
-                TenantKind::Customer
-            },
-            tenant_id: record.tenant_id,
-            role,
-            key_id: Some(record.id),
-        })
     }
 
-    fn cached(&self, prefix: &str) -> Option<KeyRecord> {
+    /// The key record of `prefix` from the database, remembered when there is one.
+    async fn read(&self, prefix: &str) -> Result<Option<KeyRecord>, AuthFailure> {
+        let found = self
+            .store
+            .key_by_prefix(prefix)
+            .await
+            .map_err(AuthFailure::Store)?;
+        if let Some(record) = &found {
+            self.remember(record.clone());
+        }
+        Ok(found)
+    }
+
+    fn known(&self, prefix: &str) -> Known {
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .get(prefix)
-            .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
-            .map(|(r, _)| r.clone())
-    }
-
-    fn remember(&self, prefix: String, record: KeyRecord) {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= KEY_CACHE_MAX {
-            cache.retain(|_, (_, at)| at.elapsed() < KEY_CACHE_TTL);
+        match cache.get(prefix) {
+            Some(c) if !c.stale && c.read_at.elapsed() < KEY_CACHE_TTL => {
+                Known::Fresh(c.record.clone())
+            }
+            Some(c) if c.read_at.elapsed() < KNOWN_KEY_TTL => Known::Existing,
+            _ => Known::Unknown,
         }
-        cache.insert(prefix, (record, Instant::now()));
     }
 
-    /// Forget a key at once (after revoking it).
+    /// Keep a key record read from (or just written to) the database.
+    pub fn remember(&self, record: KeyRecord) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= KEY_CACHE_MAX && !cache.contains_key(&record.prefix) {
+            cache.retain(|_, c| c.read_at.elapsed() < KNOWN_KEY_TTL);
+            if cache.len() >= KEY_CACHE_MAX {
+                cache.retain(|_, c| c.read_at.elapsed() < KEY_CACHE_TTL);
+            }
+            if cache.len() >= KEY_CACHE_MAX {
+                return;
+            }
+        }
+        cache.insert(
+            record.prefix.clone(),
+            Cached {
+                record,
+                read_at: Instant::now(),
+                stale: false,
+            },
+        );
+    }
+
+    /// Read a key again before its next use (after revoking it).
     pub fn forget(&self, key_id: &str) {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache.retain(|_, (r, _)| r.id != key_id);
+        for c in cache.values_mut().filter(|c| c.record.id == key_id) {
+            c.stale = true;
+        }
     }
 
     /// Take one request from `who`'s allowance; the wait when there is none left.
@@ -191,11 +260,29 @@ impl Authenticator {
             .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
     }
 
-    /// Drop rate-limit state of keys idle long enough to have a full allowance again.
+    /// Drop rate-limit and failure-budget state of keys, addresses and prefixes idle long
+    /// enough to have a full allowance again, and key records no longer known.
     pub fn prune(&self) {
         self.limiter.retain_recent();
         self.limiter.shrink_to_fit();
+        self.failures.prune();
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        cache.retain(|_, c| c.read_at.elapsed() < KNOWN_KEY_TTL);
     }
+}
+
+fn principal(record: KeyRecord) -> Result<Principal, AuthFailure> {
+    let role = Role::parse(&record.role).ok_or(AuthFailure::UnknownKey)?;
+    Ok(Principal {
+        tenant_kind: if record.tenant_id == OPERATOR_TENANT_ID {
+            TenantKind::Operator
+        } else {
+            TenantKind::Customer
+        },
+        tenant_id: record.tenant_id,
+        role,
+        key_id: Some(record.id),
+    })
 }
 
 /// The state of one route's authentication layer.
@@ -216,6 +303,28 @@ fn unauthorized(slug: &'static str, family: Family, detail: String) -> Problem {
     Problem::new(StatusCode::UNAUTHORIZED, slug, "Unauthorized", detail)
         .with("expected_header", family.expects())
         .header(header::WWW_AUTHENTICATE, challenge)
+}
+
+/// 429 once a failure budget is spent: the key was not looked up.
+fn throttled(t: Throttled, per_minute: u32) -> Problem {
+    let seconds = t.retry_after.as_secs() + u64::from(t.retry_after.subsec_nanos() > 0);
+    let seconds = seconds.max(1);
+    let whose = match t.scope {
+        throttle::Scope::Address => "from this address",
+        throttle::Scope::KeyPrefix => "with this key prefix",
+    };
+    Problem::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "too-many-failed-authentications",
+        "Too many failed authentications",
+        format!(
+            "more than {per_minute} requests a minute {whose} presented unknown or revoked keys; \
+             retry in {seconds} s"
+        ),
+    )
+    .with("scope", t.scope.as_str())
+    .with("retry_after_seconds", seconds)
+    .header(header::RETRY_AFTER, &seconds.to_string())
 }
 
 /// The key a request carries, in the header of its family; a key in the other family's
@@ -273,6 +382,11 @@ pub async fn authenticate(
     let sandbox_open =
         matches!(gate.access, Access::SandboxOpen(_)) && state.config.mode == Mode::Sandbox;
     let key = presented_key(gate.family, request.headers())?;
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let client = client::client_address(peer, request.headers(), &state.config.trusted_proxies);
     let principal = match key.as_deref() {
         None if sandbox_open => Principal::sandbox_anonymous(),
         Some(SANDBOX_PLACEHOLDER_KEY) if sandbox_open => Principal::sandbox_anonymous(),
@@ -303,7 +417,7 @@ pub async fn authenticate(
                 },
             ))
         }
-        Some(key) => match state.auth.verify(key).await {
+        Some(key) => match state.auth.verify(key, client).await {
             Ok(p) => p,
             Err(AuthFailure::UnknownKey) => {
                 return Err(unauthorized(
@@ -318,6 +432,11 @@ pub async fn authenticate(
                     gate.family,
                     "the API key has been revoked".into(),
                 ))
+            }
+            Err(AuthFailure::Throttled(t)) => {
+                state.metrics.auth_throttled(t.scope.as_str());
+                tracing::warn!(client = ?client, scope = t.scope.as_str(), "failed authentications throttled");
+                return Err(throttled(t, state.auth.failures_per_minute()));
             }
             Err(AuthFailure::Store(e)) => return Err(e.into()),
         },
@@ -337,14 +456,10 @@ pub async fn authenticate(
     }
     let who = match &principal.key_id {
         Some(id) => id.clone(),
-        None => {
-            let ip = request
-                .extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip().to_string())
-                .unwrap_or_default();
-            format!("anonymous:{ip}")
-        }
+        None => format!(
+            "anonymous:{}",
+            client.map(|ip| ip.to_string()).unwrap_or_default()
+        ),
     };
     if let Err(wait) = state.auth.rate_check(&who) {
         let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
@@ -376,6 +491,60 @@ mod tests {
             h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
         }
         h
+    }
+
+    fn key_record(key: &str, tenant: &str) -> KeyRecord {
+        KeyRecord {
+            id: crate::store::new_id("key"),
+            tenant_id: tenant.to_string(),
+            name: "test".into(),
+            role: "developer".into(),
+            prefix: keys::lookup_prefix(key),
+            hash: keys::hash(key),
+            created_at: crate::store::now(),
+            revoked_at: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn throttled_attempts_make_no_lookup_and_known_keys_need_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("a.db").display());
+        let store = Store::connect(&url).await.expect("store");
+        let valid = keys::generate();
+        store
+            .bootstrap(&key_record(&valid, OPERATOR_TENANT_ID))
+            .await
+            .expect("bootstrap");
+        let limits = Limits {
+            auth_failures_per_minute: 3,
+            ..Limits::default()
+        };
+        let auth = Authenticator::new(store.clone(), &limits);
+        let client = Some(IpAddr::from([192, 0, 2, 1]));
+        // The first use of a key this instance does not know yet costs a lookup, counted.
+        assert!(auth.verify(&valid, client).await.is_ok());
+        for _ in 0..2 {
+            let failure = auth.verify(&keys::generate(), client).await;
+            assert!(
+                matches!(failure, Err(AuthFailure::UnknownKey)),
+                "{failure:?}"
+            );
+        }
+        // Without a database, a lookup would fail: the answers below come from memory.
+        store.close().await;
+        let failure = auth.verify(&keys::generate(), client).await;
+        assert!(
+            matches!(failure, Err(AuthFailure::Throttled(t)) if t.scope == throttle::Scope::Address),
+            "{failure:?}"
+        );
+        assert!(auth.verify(&valid, client).await.is_ok());
+        // A wrong key at the valid key's prefix is refused from memory, and counted.
+        let wrong = format!("{}_{}", &valid[..16], "B".repeat(43));
+        assert!(matches!(
+            auth.verify(&wrong, client).await,
+            Err(AuthFailure::Throttled(_))
+        ));
     }
 
     #[test]

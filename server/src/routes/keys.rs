@@ -90,6 +90,8 @@ pub async fn issue_key(
         revoked_at: None,
     };
     state.store.insert_key(&record).await?;
+    // Known from its first use: not counted against the client's failure budget.
+    state.auth.remember(record.clone());
     Ok(CreatedKey {
         view: record.into(),
         key,
@@ -133,21 +135,6 @@ pub async fn revoke(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, Problem> {
-    let Some(record) = state.store.key(&principal.tenant_id, &id).await? else {
-        return Err(Problem::not_found(format!("no key `{id}` in this tenant")));
-    };
-    if record.revoked_at.is_none() && record.role == Role::Admin.as_str() {
-        let admins = state
-            .store
-            .active_keys_with_role(&principal.tenant_id, Role::Admin.as_str())
-            .await?;
-        if admins <= 1 {
-            return Err(Problem::conflict(
-                "last-admin-key",
-                "this is the tenant's last active admin key; create another admin key first",
-            ));
-        }
-    }
     match state.store.revoke_key(&principal.tenant_id, &id).await? {
         RevokeOutcome::Now => {
             state.auth.forget(&id);
@@ -159,5 +146,9 @@ pub async fn revoke(
             format!("key `{id}` was already revoked"),
         )),
         RevokeOutcome::NotFound => Err(Problem::not_found(format!("no key `{id}` in this tenant"))),
+        RevokeOutcome::LastAdmin => Err(Problem::conflict(
+            "last-admin-key",
+            "this is the tenant's last active admin key; create another admin key first",
+        )),
     }
 }

@@ -21,7 +21,9 @@ pub const ROTATION_OVERLAP_HOURS: i64 = 24;
 #[serde(deny_unknown_fields)]
 pub struct CreateWebhook {
     /// Where to POST events: `https://...` (`http://` only to loopback hosts in the sandbox,
-    /// or when the server sets `webhooks.allow_http`).
+    /// or when the server sets `webhooks.allow_http`), at a public host: loopback, private
+    /// and other special-purpose addresses and internal names are refused, here and when
+    /// the name is resolved at delivery.
     pub url: String,
     /// Event types to receive (at least one), e.g. `["invoice.delivered", "invoice.rejected"]`.
     #[schema(value_type = Vec<EventType>)]
@@ -158,7 +160,8 @@ pub struct PageQuery {
 }
 
 fn check_url(state: &AppState, url: &str) -> Result<String, Problem> {
-    webhooks::check_url(url, state.config.mode, state.config.webhooks.allow_http).map_err(|e| {
+    let policy = webhooks::TargetPolicy::from_config(state.config.mode, &state.config.webhooks);
+    policy.check_url(url).map_err(|e| {
         Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "webhook-url-not-allowed",
@@ -238,6 +241,7 @@ fn correlation_id() -> Option<String> {
 #[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks",
     request_body = CreateWebhook,
     responses((status = 201, description = "The endpoint and its secret, shown once", body = WebhookWithSecret),
+              (status = 409, description = "The tenant has as many endpoints as the server allows", body = crate::problem::ProblemBody),
               (status = 422, description = "URL not accepted, unknown or no event types", body = crate::problem::ProblemBody)))]
 pub async fn create(
     State(state): State<AppState>,
@@ -262,7 +266,20 @@ pub async fn create(
         created_at: now.clone(),
         updated_at: now,
     };
-    state.store.insert_webhook_endpoint(&record).await?;
+    let cap = state.config.webhooks.max_endpoints_per_tenant;
+    if !state.store.insert_webhook_endpoint(&record, cap).await? {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "webhook-endpoint-limit",
+            "Too many webhook endpoints",
+            format!(
+                "this tenant has {cap} webhook endpoints, the most the server allows; \
+                 delete one (or send several event types to one endpoint) first"
+            ),
+        )
+        .with("limit", "max_endpoints_per_tenant")
+        .with("limit_value", cap));
+    }
     tracing::info!(webhook_id = %record.id, "webhook endpoint created");
     let secret = record.secret.clone();
     Ok((

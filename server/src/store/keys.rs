@@ -61,6 +61,8 @@ pub enum RevokeOutcome {
     Now,
     Already,
     NotFound,
+    /// Refused: the tenant would be left without an active admin key.
+    LastAdmin,
 }
 
 impl Store {
@@ -117,24 +119,46 @@ impl Store {
         .await?)
     }
 
-    /// Revoke a key of `tenant_id` (keys of other tenants are "not found").
+    /// Revoke a key of `tenant_id` (keys of other tenants are "not found"), unless it is the
+    /// tenant's last active admin key. The check and the change are one transaction under
+    /// the tenant's lock, so concurrent revocations (on any instance) cannot each see another
+    /// admin key still active and together leave none.
     pub async fn revoke_key(&self, tenant_id: &str, id: &str) -> Result<RevokeOutcome, StoreError> {
-        let done = sqlx::query(
-            "UPDATE api_keys SET revoked_at = $1 \
-             WHERE tenant_id = $2 AND id = $3 AND revoked_at IS NULL",
-        )
-        .bind(super::now())
+        let admin = crate::auth::Role::Admin.as_str();
+        let mut tx = self.tenant_transaction(tenant_id).await?;
+        let row = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM api_keys WHERE tenant_id = $1 AND id = $2"
+        ))
         .bind(tenant_id)
         .bind(id)
-        .execute(self.pool())
-        .await?
-        .rows_affected();
-        if done > 0 {
-            return Ok(RevokeOutcome::Now);
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(key) = row.as_ref().map(KeyRecord::from_row).transpose()? else {
+            return Ok(RevokeOutcome::NotFound);
+        };
+        if key.revoked_at.is_some() {
+            return Ok(RevokeOutcome::Already);
         }
-        Ok(match self.key(tenant_id, id).await? {
-            Some(_) => RevokeOutcome::Already,
-            None => RevokeOutcome::NotFound,
-        })
+        if key.role == admin {
+            let admins: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM api_keys \
+                 WHERE tenant_id = $1 AND role = $2 AND revoked_at IS NULL",
+            )
+            .bind(tenant_id)
+            .bind(admin)
+            .fetch_one(&mut *tx)
+            .await?;
+            if admins <= 1 {
+                return Ok(RevokeOutcome::LastAdmin);
+            }
+        }
+        sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND id = $3")
+            .bind(super::now())
+            .bind(tenant_id)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(RevokeOutcome::Now)
     }
 }

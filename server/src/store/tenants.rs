@@ -86,6 +86,34 @@ impl Store {
             .collect::<Result<_, _>>()?)
     }
 
+    /// A write transaction that holds the tenant's lock until it ends: what it reads of the
+    /// tenant's rows cannot change under it, and two such transactions of one tenant (on any
+    /// instance sharing the database) run one after the other. This is what makes a rule
+    /// spanning several rows atomic (the last admin key, the endpoint cap): a conditional
+    /// statement with a `COUNT(*)` subquery is not, since under PostgreSQL's READ COMMITTED
+    /// two transactions each count the other's row as still there.
+    ///
+    /// PostgreSQL locks the tenant row (`FOR UPDATE`); later statements of the transaction
+    /// see everything the previous holder committed. SQLite has one writer at a time and
+    /// `BEGIN IMMEDIATE` takes the write lock before the first read (a deferred transaction
+    /// would read first and fail to upgrade, or read a snapshot another writer then changes).
+    pub(super) async fn tenant_transaction(
+        &self,
+        tenant_id: &str,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Any>, StoreError> {
+        match self.backend() {
+            super::Backend::Sqlite => Ok(self.pool().begin_with("BEGIN IMMEDIATE").await?),
+            super::Backend::Postgres => {
+                let mut tx = self.pool().begin().await?;
+                sqlx::query("SELECT id FROM tenants WHERE id = $1 FOR UPDATE")
+                    .bind(tenant_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
+    }
+
     /// On an empty database, create the operator tenant and its first admin key (`key`,
     /// already hashed) in one transaction. Returns false when the database was not empty
     /// (another instance may have bootstrapped it first: the insert is conflict-safe).

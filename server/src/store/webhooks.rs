@@ -202,7 +202,23 @@ where
 }
 
 impl Store {
-    pub async fn insert_webhook_endpoint(&self, e: &EndpointRecord) -> Result<(), StoreError> {
+    /// Store a new endpoint unless its tenant has `max_per_tenant` already; whether it was
+    /// stored. Counted and inserted under the tenant's lock, so concurrent registrations
+    /// (on any instance) cannot pass the cap together.
+    pub async fn insert_webhook_endpoint(
+        &self,
+        e: &EndpointRecord,
+        max_per_tenant: u32,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.tenant_transaction(&e.tenant_id).await?;
+        let existing: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM webhook_endpoints WHERE tenant_id = $1")
+                .bind(&e.tenant_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if existing >= i64::from(max_per_tenant) {
+            return Ok(false);
+        }
         sqlx::query(&format!(
             "INSERT INTO webhook_endpoints ({ENDPOINT_COLUMNS}) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
@@ -219,9 +235,10 @@ impl Store {
         .bind(e.previous_expires_at.as_deref())
         .bind(&e.created_at)
         .bind(&e.updated_at)
-        .execute(self.pool())
+        .execute(&mut *tx)
         .await?;
-        Ok(())
+        tx.commit().await?;
+        Ok(true)
     }
 
     /// A tenant's endpoints, oldest first.

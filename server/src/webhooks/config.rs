@@ -14,6 +14,9 @@ pub const DEFAULT_RETRY_SCHEDULE_MS: [u64; 7] = [
     10 * 3_600_000,
 ];
 
+/// The networks the sandbox delivers to by default: local receivers during development.
+pub const LOOPBACK_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebhooksConfig {
@@ -29,10 +32,19 @@ pub struct WebhooksConfig {
     pub retry_schedule_ms: Vec<u64>,
     /// Deliveries claimed per poll.
     pub batch_size: u32,
-    /// Accept `http://` endpoint URLs and literal private addresses (private networks,
-    /// tests). Without it only `https://` is accepted, plus `http://` to loopback hosts in
-    /// the sandbox; production also refuses literal loopback, private and link-local IPs.
+    /// Accept `http://` endpoint URLs (the scheme only: where they may point is
+    /// `allowed_networks`' business). Without it only `https://` is accepted, plus
+    /// `http://` to loopback hosts in the sandbox.
     pub allow_http: bool,
+    /// Special-purpose networks (loopback, private, ...) webhooks may nevertheless be sent
+    /// to, e.g. `["10.20.0.0/16"]` for an ERP inside the operator's network. Unset: the
+    /// loopback networks (`127.0.0.0/8`, `::1/128`) in the sandbox, none in production.
+    pub allowed_networks: Option<Vec<ipnet::IpNet>>,
+    /// The DNS server (`ip:port`) that resolves endpoint host names at delivery; the
+    /// system's resolver configuration when unset.
+    pub dns_server: Option<std::net::SocketAddr>,
+    /// Most endpoints one tenant may register.
+    pub max_endpoints_per_tenant: u32,
     /// Days the delivery log (attempts, finished deliveries, their events) is kept; 0 keeps
     /// it for ever.
     pub retention_days: u32,
@@ -47,12 +59,27 @@ impl Default for WebhooksConfig {
             retry_schedule_ms: DEFAULT_RETRY_SCHEDULE_MS.to_vec(),
             batch_size: 32,
             allow_http: false,
+            allowed_networks: None,
+            dns_server: None,
+            max_endpoints_per_tenant: 25,
             retention_days: 30,
         }
     }
 }
 
 impl WebhooksConfig {
+    /// The special-purpose networks endpoints may be in, under `mode`.
+    pub fn allowed_networks(&self, mode: crate::config::Mode) -> Vec<ipnet::IpNet> {
+        match (&self.allowed_networks, mode) {
+            (Some(list), _) => list.clone(),
+            (None, crate::config::Mode::Sandbox) => LOOPBACK_NETWORKS
+                .iter()
+                .filter_map(|n| n.parse().ok())
+                .collect(),
+            (None, crate::config::Mode::Production) => Vec::new(),
+        }
+    }
+
     /// Apply one `INVEX_WEBHOOKS_*` variable (`key` without the `INVEX_` prefix).
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
         match key {
@@ -62,6 +89,16 @@ impl WebhooksConfig {
             "WEBHOOKS_BATCH_SIZE" => self.batch_size = parse(&value)?,
             "WEBHOOKS_ALLOW_HTTP" => self.allow_http = parse_bool(&value)?,
             "WEBHOOKS_RETENTION_DAYS" => self.retention_days = parse(&value)?,
+            "WEBHOOKS_ALLOWED_NETWORKS" => {
+                self.allowed_networks = Some(crate::config::parse_networks(&value)?)
+            }
+            "WEBHOOKS_DNS_SERVER" => {
+                self.dns_server = match value.trim() {
+                    "" => None,
+                    v => Some(parse(v)?),
+                }
+            }
+            "WEBHOOKS_MAX_ENDPOINTS" => self.max_endpoints_per_tenant = parse(&value)?,
             "WEBHOOKS_RETRY_SCHEDULE_MS" => {
                 self.retry_schedule_ms = value
                     .split(',')
@@ -106,6 +143,36 @@ mod tests {
             .apply_env("WEBHOOKS_RETRY_SCHEDULE_MS", "10,x".into())
             .is_err());
         assert!(c.apply_env("WEBHOOKS_NOPE", "1".into()).is_err());
+    }
+
+    #[test]
+    fn allowed_networks_default_to_loopback_in_the_sandbox_only() {
+        use crate::config::Mode;
+        let mut c = WebhooksConfig::default();
+        let loopback: std::net::IpAddr = "127.0.0.1".parse().expect("ip");
+        assert!(c
+            .allowed_networks(Mode::Sandbox)
+            .iter()
+            .any(|n| n.contains(&loopback)));
+        assert!(c.allowed_networks(Mode::Production).is_empty());
+        c.apply_env("WEBHOOKS_ALLOWED_NETWORKS", "10.20.0.0/16, fd00::1".into())
+            .expect("list");
+        assert_eq!(c.allowed_networks(Mode::Production).len(), 2);
+        c.apply_env("WEBHOOKS_ALLOWED_NETWORKS", "".into())
+            .expect("empty");
+        assert!(
+            c.allowed_networks(Mode::Sandbox).is_empty(),
+            "explicitly none"
+        );
+        assert!(c
+            .apply_env("WEBHOOKS_ALLOWED_NETWORKS", "intranet".into())
+            .is_err());
+        c.apply_env("WEBHOOKS_DNS_SERVER", "127.0.0.1:5353".into())
+            .expect("dns");
+        assert_eq!(c.dns_server.map(|a| a.port()), Some(5353));
+        c.apply_env("WEBHOOKS_MAX_ENDPOINTS", "3".into())
+            .expect("cap");
+        assert_eq!(c.max_endpoints_per_tenant, 3);
     }
 
     #[test]

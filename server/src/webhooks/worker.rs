@@ -19,6 +19,8 @@ use tokio::task::JoinHandle;
 
 use super::config::WebhooksConfig;
 use super::signing;
+use super::target::{refusal_in, CheckedResolver, Refused, TargetPolicy};
+use crate::config::Mode;
 use crate::metrics::Metrics;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
 use crate::store::{self, Store, StoreError};
@@ -42,6 +44,8 @@ pub const CORRELATION_HEADER: &str = "invex-correlation-id";
 pub enum WorkerError {
     #[error("webhook HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    #[error("webhook DNS resolver: {0}")]
+    Resolver(#[from] hickory_resolver::ResolveError),
 }
 
 /// The running worker; stopped by [`WorkerHandle::stop`] at shutdown.
@@ -75,6 +79,7 @@ impl WorkerHandle {
 /// Start the worker (when `config.worker` is set).
 pub fn spawn(
     store: Store,
+    mode: Mode,
     config: &WebhooksConfig,
     metrics: Arc<Metrics>,
 ) -> Result<Option<WorkerHandle>, WorkerError> {
@@ -82,10 +87,17 @@ pub fn spawn(
         return Ok(None);
     }
     let timeout = Duration::from_millis(config.timeout_ms.max(1));
+    let policy = Arc::new(TargetPolicy::from_config(mode, config));
+    let resolver = CheckedResolver::new(config.dns_server, timeout, policy.clone())?;
     let client = reqwest::Client::builder()
         .timeout(timeout)
-        // A redirect is an answer of the receiver, not a place to send signed data to.
+        // A redirect is an answer of the receiver, not a place to send signed data to
+        // (nor a way around the target checks).
         .redirect(reqwest::redirect::Policy::none())
+        // Every connection goes to an address the resolver checked: no proxy resolves
+        // names on the client's behalf.
+        .no_proxy()
+        .dns_resolver(Arc::new(resolver))
         .user_agent(concat!("invex-webhooks/", env!("CARGO_PKG_VERSION")))
         .build()?;
     let (tx, rx) = watch::channel(false);
@@ -99,6 +111,7 @@ pub fn spawn(
         token: token.clone(),
         polls: std::sync::atomic::AtomicU64::new(0),
         metrics,
+        policy,
     };
     let task = tokio::spawn(worker.run(rx));
     Ok(Some(WorkerHandle {
@@ -119,6 +132,7 @@ struct Worker {
     token: String,
     polls: std::sync::atomic::AtomicU64,
     metrics: Arc<Metrics>,
+    policy: Arc<TargetPolicy>,
 }
 
 /// What one attempt came to.
@@ -278,6 +292,16 @@ impl Worker {
             error: Some(error),
             duration: started.elapsed(),
         };
+        let refused = |why: &Refused| {
+            tracing::warn!(
+                delivery_id = %d.id, endpoint_id = %d.endpoint_id, reason = %why,
+                "webhook delivery refused: the target is not a public address; nothing was sent"
+            );
+            failed(format!("refused: {why}"))
+        };
+        if let Err(why) = self.policy.check_delivery(&d.url) {
+            return refused(&why);
+        }
         let timestamp = chrono::Utc::now().timestamp();
         let mut secrets = vec![d.secret.as_str()];
         if let (Some(previous), Some(until)) = (&d.previous_secret, &d.previous_expires_at) {
@@ -306,13 +330,31 @@ impl Worker {
                 error: None,
                 duration: started.elapsed(),
             },
-            Err(e) if e.is_timeout() => {
-                failed(format!("no answer within {} ms", self.timeout.as_millis()))
-            }
-            Err(e) if e.is_connect() => failed("connection failed".to_string()),
-            Err(e) => failed(format!("request failed: {e}")),
+            Err(e) => match refusal_in(&e) {
+                Some(why) => refused(why),
+                None if e.is_timeout() => {
+                    failed(format!("no answer within {} ms", self.timeout.as_millis()))
+                }
+                None if e.is_connect() => failed(connect_failure(&e)),
+                None => failed(format!("request failed: {e}")),
+            },
         }
     }
+}
+
+/// Why a connection failed, for the attempt log: a DNS failure says so (the receiver's
+/// name did not resolve), other failures are "connection failed".
+fn connect_failure(e: &reqwest::Error) -> String {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = current {
+        if let Some(super::target::ResolveFailure::Dns(dns)) =
+            err.downcast_ref::<super::target::ResolveFailure>()
+        {
+            return format!("connection failed: DNS: {dns}");
+        }
+        current = err.source();
+    }
+    "connection failed".to_string()
 }
 
 /// The delay before the retry after failed attempt `attempt` (1-based), jittered by ±20 %

@@ -197,3 +197,66 @@ impl JsonBody for RequestBuilder {
             .expect("json body")
     }
 }
+
+/// In each of `rounds` rounds: a new tenant with four admin keys, each sent at the same
+/// moment to revoke itself (spread over `servers`). Exactly three revocations go through,
+/// one is refused as the last admin key, and the tenant keeps one working admin key.
+pub async fn revoke_admin_keys_at_once(servers: &[&TestServer], rounds: usize) {
+    const ADMINS: usize = 4;
+    let first = servers[0];
+    for round in 0..rounds {
+        let r = first
+            .v1(reqwest::Method::POST, "/v1/tenants", BOOTSTRAP)
+            .json(&serde_json::json!({"name": format!("race {round}")}))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 201, "create tenant");
+        let created: Value = r.json().await.expect("json");
+        let mut keys = vec![(
+            created["admin_key"]["id"].as_str().expect("id").to_string(),
+            created["admin_key"]["key"]
+                .as_str()
+                .expect("key")
+                .to_string(),
+        )];
+        while keys.len() < ADMINS {
+            let admin = keys[0].1.clone();
+            keys.push(first.create_key(&admin, "admin").await);
+        }
+        let barrier = Arc::new(tokio::sync::Barrier::new(ADMINS));
+        let requests = keys.iter().enumerate().map(|(n, (id, key))| {
+            let s = servers[n % servers.len()];
+            let request = s.v1(reqwest::Method::DELETE, &format!("/v1/keys/{id}"), key);
+            let barrier = barrier.clone();
+            async move {
+                barrier.wait().await;
+                request.send().await.expect("send").status().as_u16()
+            }
+        });
+        let statuses = futures_util::future::join_all(requests).await;
+        let revoked = statuses.iter().filter(|s| **s == 204).count();
+        let refused = statuses.iter().filter(|s| **s == 409).count();
+        assert_eq!(
+            (revoked, refused),
+            (ADMINS - 1, 1),
+            "round {round}: answers {statuses:?}"
+        );
+        let (_, survivor) = &keys[statuses.iter().position(|s| *s == 409).expect("409")];
+        let list: Value = first
+            .v1(reqwest::Method::GET, "/v1/keys", survivor)
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        let active = list["keys"]
+            .as_array()
+            .expect("keys")
+            .iter()
+            .filter(|k| k["role"] == "admin" && k["revoked_at"].is_null())
+            .count();
+        assert_eq!(active, 1, "round {round}: {list}");
+    }
+}
