@@ -4,6 +4,7 @@
 
 pub mod checks;
 pub mod detect;
+pub mod doctype;
 pub mod document;
 pub mod pack;
 pub mod registry;

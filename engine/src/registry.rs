@@ -17,12 +17,12 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 
-use crate::detect::{detect_profile, Detection, EN16931_UBL};
+use crate::detect::{detect_profile, Detected, EN16931_UBL};
 use crate::document::Document;
-use crate::pack::{compare_versions, LoadError, ProfileDef};
+use crate::pack::{compare_versions, DocumentTypeDef, LoadError, ProfileDef};
 use crate::rules::{compile_dir, CompiledPack, RuleSet};
 
-/// The profile detection falls back to when the detected one is not installed.
+/// The profile detection picks when the document's specification identifier selects none.
 pub const FALLBACK_PROFILE: &str = EN16931_UBL;
 
 /// What the registry serves: compiled profiles and the packs they use.
@@ -34,6 +34,10 @@ pub struct Catalog {
     pub packs: Vec<Arc<CompiledPack>>,
     /// When this catalogue was loaded.
     pub loaded_at: String,
+    /// Every document type `profiles.yaml` declares.
+    document_types: Arc<[DocumentTypeDef]>,
+    /// The rule set for documents no installed profile takes.
+    no_profile: Arc<RuleSet>,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +54,10 @@ pub struct ProfileInfo {
     pub version: String,
     pub title: Option<String>,
     pub packs: Vec<String>,
+    /// The document elements the profile validates, `{namespace}local`.
+    pub documents: Vec<String>,
+    /// The specification identifiers (BT-24) detection picks it for (prefixes).
+    pub customization_ids: Vec<String>,
 }
 
 /// A summary of a pack, for listings.
@@ -69,6 +77,8 @@ impl Catalog {
             profiles: Vec::new(),
             packs: Vec::new(),
             loaded_at: now_rfc3339(),
+            document_types: Arc::new([]),
+            no_profile: Arc::new(RuleSet::no_profile(Vec::new(), Arc::new([]))),
         }
     }
 
@@ -89,10 +99,20 @@ impl Catalog {
                 .cmp(&b.def.id)
                 .then_with(|| compare_versions(&a.def.version, &b.def.version))
         });
+        // What the installed profiles take, each type once, in declaration order.
+        let installed: Vec<DocumentTypeDef> = compiled
+            .document_types
+            .iter()
+            .filter(|t| profiles.iter().any(|p| p.def.documents.contains(&t.id)))
+            .cloned()
+            .collect();
+        let no_profile = RuleSet::no_profile(installed, compiled.document_types.clone());
         Ok(Catalog {
             profiles,
             packs: compiled.packs,
             loaded_at: now_rfc3339(),
+            document_types: compiled.document_types,
+            no_profile: Arc::new(no_profile),
         })
     }
 
@@ -124,6 +144,12 @@ impl Catalog {
                 version: p.def.version.clone(),
                 title: p.def.title.clone(),
                 packs: p.def.packs.clone(),
+                documents: p
+                    .rules
+                    .gate()
+                    .map(|g| g.accepted.iter().map(DocumentTypeDef::clark).collect())
+                    .unwrap_or_default(),
+                customization_ids: p.def.customization_ids.clone(),
             })
             .collect()
     }
@@ -145,24 +171,32 @@ impl Catalog {
         self.packs.iter().map(|p| p.reference()).collect()
     }
 
-    /// The rule set for `doc`'s detected profile, or [`FALLBACK_PROFILE`]'s when this
-    /// catalogue lacks it, with a sentence saying which and why (a report's `detection`).
-    /// The detection itself when neither is installed.
-    pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), Detection> {
-        let detection = detect_profile(doc);
-        if let Some(rules) = self.ruleset(&detection.profile) {
-            let note = format!("detected {}: {}", detection.profile, detection.reason);
-            return Ok((rules, note));
-        }
-        match self.ruleset(FALLBACK_PROFILE) {
-            Some(rules) => {
-                let note = format!(
-                    "detected {} ({}), which is not installed: fell back to {FALLBACK_PROFILE}",
-                    detection.profile, detection.reason
-                );
-                Ok((rules, note))
+    /// The highest version of every profile.
+    fn latest_profiles(&self) -> Vec<&ProfileDef> {
+        let mut out: Vec<&ProfileDef> = Vec::new();
+        // Sorted by id then version: the last of each id is its highest version.
+        for p in &self.profiles {
+            match out.last_mut() {
+                Some(last) if last.id == p.def.id => *last = &p.def,
+                _ => out.push(&p.def),
             }
-            None => Err(detection),
+        }
+        out
+    }
+
+    /// The rule set for `doc`'s detected profile, with a sentence saying which and why (a
+    /// report's `detection`). A document no installed profile takes gets the rule set that
+    /// refuses it (profile `none`, the finding `INVEX-DOCTYPE`). The reason when
+    /// detection cannot choose among the profiles that take the document.
+    pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), String> {
+        match detect_profile(doc, &self.latest_profiles(), &self.document_types) {
+            Detected::Profile(d) => match self.ruleset(&d.profile) {
+                Some(rules) => Ok((rules, format!("detected {}: {}", d.profile, d.reason))),
+                // Detection chooses among this catalogue's profiles.
+                None => Err(format!("detected {}, which is not installed", d.profile)),
+            },
+            Detected::Uncovered(why) => Ok((self.no_profile.clone(), why)),
+            Detected::Undecided(why) => Err(why),
         }
     }
 }

@@ -87,11 +87,17 @@ rules:
         write(
             root,
             "profiles.yaml",
-            "profiles:
+            "document_types:
+  - id: t-doc
+    namespace: urn:test:doc
+    root: Doc
+    title: Test document
+profiles:
   - id: prof
     version: '1'
     title: Test profile
     packs: [p@1.0]
+    documents: [t-doc]
 ",
         );
     }
