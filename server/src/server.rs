@@ -102,7 +102,9 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         }
     };
     let watch = if config.watch_rulepacks {
-        match registry.watch() {
+        match registry.watch_with_debounce(std::time::Duration::from_millis(
+            config.rulepacks_quiet_ms,
+        )) {
             Ok(guard) => Some(guard),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot watch the rule-pack directory; reload through the API");

@@ -383,6 +383,8 @@ pub struct Source<T> {
     pub file: PathBuf,
     pub def: T,
     pub positions: PosTree,
+    /// SHA-256 (lowercase hex) of the bytes parsed: what a lock file compares.
+    pub sha256: String,
 }
 
 impl<T> Source<T> {
@@ -449,6 +451,7 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
             file: file.to_path_buf(),
             def,
             positions: PosTree::parse(&text),
+            sha256: crate::lock::sha256_hex(text.as_bytes()),
         }),
         Err(e) => {
             diags.push(yaml_diagnostic(file, &e));
