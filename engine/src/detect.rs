@@ -95,8 +95,9 @@ pub fn detect_profile(
         return Detected::Profile(d);
     }
     let why = match facts.customization.as_deref() {
-        None => "the document has no specification identifier (BT-24, cbc:CustomizationID)"
-            .to_string(),
+        None => {
+            "the document has no specification identifier (BT-24, cbc:CustomizationID)".to_string()
+        }
         Some("") => "the specification identifier (BT-24) is empty".to_string(),
         Some(id) => match covering.iter().find(|p| matching_prefix(p, id).is_some()) {
             Some(_) => format!(
@@ -106,7 +107,9 @@ pub fn detect_profile(
                 show(&facts.seller),
                 show(&facts.buyer)
             ),
-            None => format!("the specification identifier (BT-24) {id} is unknown to the installed profiles"),
+            None => format!(
+                "the specification identifier (BT-24) {id} is unknown to the installed profiles"
+            ),
         },
     };
     if covering.iter().any(|p| p.id == EN16931_UBL) {
@@ -277,7 +280,8 @@ mod tests {
         assert_eq!(d.profile, PEPPOL_BIS3_SK);
         assert!(d.reason.contains(PEPPOL_BIS3_ID), "{}", d.reason);
         assert!(
-            d.reason.contains("seller country (BT-40) SK and buyer country (BT-55) SK meet"),
+            d.reason
+                .contains("seller country (BT-40) SK and buyer country (BT-55) SK meet"),
             "{}",
             d.reason
         );
@@ -300,7 +304,11 @@ mod tests {
     fn peppol_cross_border_is_peppol_bis3() {
         let d = detect(&ubl("Invoice", Some(PEPPOL_BIS3_ID), Some("SK"), "CZ"));
         assert_eq!(d.profile, PEPPOL_BIS3);
-        assert!(d.reason.ends_with("which peppol-bis3 is for"), "{}", d.reason);
+        assert!(
+            d.reason.ends_with("which peppol-bis3 is for"),
+            "{}",
+            d.reason
+        );
         let d = detect(&ubl("Invoice", Some(PEPPOL_BIS3_ID), Some("DE"), "DE"));
         assert_eq!(d.profile, PEPPOL_BIS3);
     }
@@ -323,7 +331,8 @@ mod tests {
         let d = detect(&ubl("Invoice", Some(EN16931_ID), Some("SK"), "SK"));
         assert_eq!(d.profile, EN16931_UBL);
         assert!(
-            d.reason.contains(&format!("(BT-24) is {EN16931_ID}, which en16931-ubl")),
+            d.reason
+                .contains(&format!("(BT-24) is {EN16931_ID}, which en16931-ubl")),
             "{}",
             d.reason
         );
@@ -334,7 +343,11 @@ mod tests {
         let id = "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0";
         let d = detect(&ubl("Invoice", Some(id), Some("DE"), "DE"));
         assert_eq!(d.profile, EN16931_UBL);
-        assert!(d.reason.contains(&format!("starts with {EN16931_ID}")), "{}", d.reason);
+        assert!(
+            d.reason.contains(&format!("starts with {EN16931_ID}")),
+            "{}",
+            d.reason
+        );
         assert!(d.reason.contains("xrechnung_3.0"), "{}", d.reason);
     }
 
@@ -423,7 +436,9 @@ mod tests {
             Detected::Uncovered(_)
         ));
         let xml = ubl("CreditNote", Some(EN16931_ID), Some("SK"), "SK");
-        assert!(matches!(detect_among(&xml, &defs, &[]), Detected::Profile(d) if d.profile == "en16931-ubl"));
+        assert!(
+            matches!(detect_among(&xml, &defs, &[]), Detected::Profile(d) if d.profile == "en16931-ubl")
+        );
     }
 
     #[test]
@@ -435,7 +450,11 @@ mod tests {
         match detect_among(&xml, &defs, &["en16931-ubl", "peppol-bis3-sk"]) {
             Detected::Profile(d) => {
                 assert_eq!(d.profile, "en16931-ubl");
-                assert!(d.reason.contains(&format!("starts with {EN16931_ID}")), "{}", d.reason);
+                assert!(
+                    d.reason.contains(&format!("starts with {EN16931_ID}")),
+                    "{}",
+                    d.reason
+                );
             }
             other => panic!("{other:?}"),
         }

@@ -89,11 +89,7 @@ impl DocumentGate {
         };
         let (by, who, pack) = match &self.scope {
             Scope::Profile(p) => (format!("profile {p}"), "it takes", p.as_str()),
-            Scope::Installed => (
-                "any installed profile".to_string(),
-                "they take",
-                NO_PROFILE,
-            ),
+            Scope::Installed => ("any installed profile".to_string(), "they take", NO_PROFILE),
         };
         let mut message = format!(
             "The document element {found_desc} is not a document type {by} validates; \

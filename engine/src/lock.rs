@@ -19,7 +19,8 @@ pub const PACK_LOCK: &str = "pack.lock";
 /// The lock file of `profiles.yaml`, beside it.
 pub const PROFILES_LOCK: &str = "profiles.lock";
 
-const HEADER: &str = "# Written by `invex rules lock`: the server serves these files only while they match.\n";
+const HEADER: &str =
+    "# Written by `invex rules lock`: the server serves these files only while they match.\n";
 
 /// SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -127,7 +128,10 @@ fn read_lock<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, L
 
 fn write_lock<T: Serialize>(path: &Path, lock: &T) -> Result<(), LockError> {
     // Plain structs of strings and numbers: serialization cannot fail.
-    let text = format!("{HEADER}{}", serde_yaml::to_string(lock).unwrap_or_default());
+    let text = format!(
+        "{HEADER}{}",
+        serde_yaml::to_string(lock).unwrap_or_default()
+    );
     std::fs::write(path, text).map_err(|source| LockError::Write {
         path: path.to_path_buf(),
         source,
@@ -230,7 +234,9 @@ impl PackLock {
         }
         if out.is_empty() && (self.digest != actual.digest || self.digest != digest_of(&self.files))
         {
-            out.push(format!("the digest of {PACK_LOCK} does not match its file list"));
+            out.push(format!(
+                "the digest of {PACK_LOCK} does not match its file list"
+            ));
         }
         out
     }

@@ -175,7 +175,10 @@ async fn sending_documents_no_profile_takes_is_refused_and_nothing_is_delivered(
             .unwrap();
         let p = problem(r, 422).await;
         assert!(
-            p["type"].as_str().unwrap().ends_with("#remediation-required"),
+            p["type"]
+                .as_str()
+                .unwrap()
+                .ends_with("#remediation-required"),
             "{p}"
         );
         let findings = p["findings"].as_array().unwrap();

@@ -238,7 +238,10 @@ async fn a_truncated_pattern_file_that_is_still_yaml_is_refused_and_the_last_goo
     let cut = text.find(marker).unwrap() + 1;
     let kept: PatternDef = serde_yaml::from_str(&text[..cut]).expect("still a pattern file");
     let dropped = &full.rules[kept.rules.len()..];
-    let dropped_checks: usize = dropped.iter().map(|r| r.asserts.len() + r.reports.len()).sum();
+    let dropped_checks: usize = dropped
+        .iter()
+        .map(|r| r.asserts.len() + r.reports.len())
+        .sum();
     assert!(dropped_checks > 50, "{dropped_checks}");
     // A dropped rule and a document that must fail it.
     let (rule, fixture) = dropped
@@ -256,10 +259,14 @@ async fn a_truncated_pattern_file_that_is_still_yaml_is_refused_and_the_last_goo
             .any(|f| f["rule_id"] == rule.as_str())
     };
     let validate = |xml: Vec<u8>| {
-        s.v1(Method::POST, "/v1/invoice/validate?profile=en16931-ubl", BOOTSTRAP)
-            .header("Content-Type", "application/xml")
-            .body(xml)
-            .value()
+        s.v1(
+            Method::POST,
+            "/v1/invoice/validate?profile=en16931-ubl",
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .body(xml)
+        .value()
     };
     let before = validate(fixture.clone()).await;
     assert!(fires(&before), "{rule}: {before}");
@@ -268,7 +275,10 @@ async fn a_truncated_pattern_file_that_is_still_yaml_is_refused_and_the_last_goo
     std::fs::write(&model, &text[..cut]).unwrap();
     let p = problem(reload(&s).await, 422).await;
     assert!(
-        p["type"].as_str().unwrap().ends_with("#rulepack-reload-refused"),
+        p["type"]
+            .as_str()
+            .unwrap()
+            .ends_with("#rulepack-reload-refused"),
         "{p}"
     );
     let why = reasons(&p["packs"], "en16931-ubl@1.3.16");
@@ -348,7 +358,11 @@ async fn a_changed_pack_whose_fixtures_fail_is_refused() {
     let (s, packs) = tiny_server().await;
     // A new version whose rule never fires, locked without running its fixtures.
     for (rel, text) in tiny_files("1.1", "INV") {
-        write(&packs, &rel, &text.replace("starts-with(cbc:ID, 'INV')", "true()"));
+        write(
+            &packs,
+            &rel,
+            &text.replace("starts-with(cbc:ID, 'INV')", "true()"),
+        );
     }
     write_locks(&packs).unwrap();
     let p = problem(reload(&s).await, 422).await;

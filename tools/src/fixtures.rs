@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use invex_engine::fixtures::{Expectation, FixtureFailure};
 use invex_engine::fixtures::{fixture_files, judge_pack, validate_fixture, FixtureResult};
+pub use invex_engine::fixtures::{Expectation, FixtureFailure};
 use invex_engine::pack::Diagnostic;
 use invex_engine::rules::{compile_dir, Compilation, RuleSet};
 use rayon::prelude::*;

@@ -117,25 +117,23 @@ pub fn check(dir: &Path) -> LockRun {
     };
     let mut output = String::new();
     let mut mismatches = 0;
-    let mut report = |what: String, found: Result<Option<Vec<String>>, LockError>| {
-        match found {
-            Ok(Some(d)) if d.is_empty() => {
-                let _ = writeln!(output, "ok {what}");
+    let mut report = |what: String, found: Result<Option<Vec<String>>, LockError>| match found {
+        Ok(Some(d)) if d.is_empty() => {
+            let _ = writeln!(output, "ok {what}");
+        }
+        Ok(Some(d)) => {
+            mismatches += 1;
+            for reason in d {
+                let _ = writeln!(output, "MISMATCH {what}: {reason}");
             }
-            Ok(Some(d)) => {
-                mismatches += 1;
-                for reason in d {
-                    let _ = writeln!(output, "MISMATCH {what}: {reason}");
-                }
-            }
-            Ok(None) => {
-                mismatches += 1;
-                let _ = writeln!(output, "MISSING {what}: no lock file");
-            }
-            Err(e) => {
-                mismatches += 1;
-                let _ = writeln!(output, "MISMATCH {what}: {e}");
-            }
+        }
+        Ok(None) => {
+            mismatches += 1;
+            let _ = writeln!(output, "MISSING {what}: no lock file");
+        }
+        Err(e) => {
+            mismatches += 1;
+            let _ = writeln!(output, "MISMATCH {what}: {e}");
         }
     };
     for (d, actual) in &locks.packs {
@@ -169,16 +167,37 @@ mod tests {
         tree(dir.path());
         let r = check(dir.path());
         assert_eq!(r.outcome, LockOutcome::Refused, "{}", r.output);
-        assert!(r.output.contains("MISSING p@1.0: no lock file"), "{}", r.output);
-        assert!(r.output.contains("MISSING profiles.yaml: no lock file"), "{}", r.output);
+        assert!(
+            r.output.contains("MISSING p@1.0: no lock file"),
+            "{}",
+            r.output
+        );
+        assert!(
+            r.output.contains("MISSING profiles.yaml: no lock file"),
+            "{}",
+            r.output
+        );
 
         let r = lock(dir.path());
         assert_eq!(r.outcome, LockOutcome::Ok, "{}", r.output);
-        assert!(r.output.starts_with("locked p@1.0: 2 rules, 4 files, digest "), "{}", r.output);
+        assert!(
+            r.output
+                .starts_with("locked p@1.0: 2 rules, 4 files, digest "),
+            "{}",
+            r.output
+        );
         let text = std::fs::read_to_string(dir.path().join("p/1.0/pack.lock")).unwrap();
-        assert!(text.starts_with("# Written by `invex rules lock`"), "{text}");
+        assert!(
+            text.starts_with("# Written by `invex rules lock`"),
+            "{text}"
+        );
         assert!(text.contains("\nrules: 2\n"), "{text}");
-        for f in ["fixtures/bad.xml", "fixtures/ok.xml", "pack.yaml", "patterns/main.yaml"] {
+        for f in [
+            "fixtures/bad.xml",
+            "fixtures/ok.xml",
+            "pack.yaml",
+            "patterns/main.yaml",
+        ] {
             assert!(text.contains(&format!("- path: {f}\n")), "{text}");
         }
         let r = check(dir.path());
@@ -204,7 +223,11 @@ mod tests {
         write(dir.path(), "p/1.0/fixtures/bad.xml", OK_DOC);
         let r = lock(dir.path());
         assert_eq!(r.outcome, LockOutcome::Refused, "{}", r.output);
-        assert!(r.output.contains("FAIL p@1.0 T-01 (fail fixture"), "{}", r.output);
+        assert!(
+            r.output.contains("FAIL p@1.0 T-01 (fail fixture"),
+            "{}",
+            r.output
+        );
         assert!(!dir.path().join("p/1.0/pack.lock").exists());
         assert!(!dir.path().join("profiles.lock").exists());
     }

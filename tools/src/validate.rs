@@ -568,7 +568,9 @@ mod tests {
         let (outcome, _, err) = run_to_strings(&auto(dir.path(), Format::Json), &[f]);
         assert_eq!(outcome, Outcome::Errors);
         assert!(
-            err.contains("no profile could be detected: the document has no specification identifier"),
+            err.contains(
+                "no profile could be detected: the document has no specification identifier"
+            ),
             "{err}"
         );
         assert!(err.contains("en16931-ubl is not installed"), "{err}");
@@ -585,7 +587,12 @@ mod tests {
             out.starts_with("profile none, no installed profile takes the document element html\n"),
             "{out}"
         );
-        assert!(out.contains("fatal INVEX-DOCTYPE at / (1:1): The document element html (no namespace)"), "{out}");
+        assert!(
+            out.contains(
+                "fatal INVEX-DOCTYPE at / (1:1): The document element html (no namespace)"
+            ),
+            "{out}"
+        );
     }
 
     #[test]

@@ -32,7 +32,11 @@ rules:
         message: A document has lines.
 ",
     );
-    write(root, "profiles.yaml", &profiles_yaml(&[("prof", "1", &["p@1"])]));
+    write(
+        root,
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &["p@1"])]),
+    );
 }
 
 fn shipped() -> Catalog {
@@ -78,14 +82,20 @@ fn a_profile_validates_only_its_document_types() {
     let r = rules.validate_bytes(b"\n\n  <a/>").unwrap();
     let f = only_doctype(&r);
     assert_eq!((f.location.line, f.location.column), (3, 3));
-    assert!(f.message.contains("element a (no namespace)"), "{}", f.message);
+    assert!(
+        f.message.contains("element a (no namespace)"),
+        "{}",
+        f.message
+    );
 
     // The right element in another namespace is another document type.
     let r = rules.validate_bytes(b"<Doc xmlns='urn:other'/>").unwrap();
     assert!(only_doctype(&r).message.contains("{urn:other}Doc is not"));
 
     // Its own documents get its rules, and nothing else.
-    let r = rules.validate_bytes(b"<Doc xmlns='urn:test:doc'/>").unwrap();
+    let r = rules
+        .validate_bytes(b"<Doc xmlns='urn:test:doc'/>")
+        .unwrap();
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].rule_id, "T-1");
     let r = rules
@@ -143,7 +153,10 @@ fn documents_no_shipped_profile_takes_are_refused_in_every_rendering() {
              another format must be converted first."
         );
         let text = to_text(&r);
-        assert!(text.starts_with("fatal INVEX-DOCTYPE at / (1:1): The document element"), "{text}");
+        assert!(
+            text.starts_with("fatal INVEX-DOCTYPE at / (1:1): The document element"),
+            "{text}"
+        );
         let svrl = to_svrl(&r, Some(&rules));
         assert!(
             svrl.contains(r#"<svrl:failed-assert id="INVEX-DOCTYPE" flag="fatal" location="/""#),
@@ -175,7 +188,8 @@ fn cii_is_recognised_and_not_supported_yet() {
     let r = cat.ruleset("peppol-bis3").unwrap().validate(&doc);
     let f = only_doctype(&r);
     assert!(
-        f.message.contains("profile peppol-bis3@2026.5 validates; it takes: "),
+        f.message
+            .contains("profile peppol-bis3@2026.5 validates; it takes: "),
         "{}",
         f.message
     );
@@ -186,7 +200,8 @@ fn cii_is_recognised_and_not_supported_yet() {
 #[test]
 fn ubl_documents_pass_the_gate_of_every_shipped_profile() {
     let cat = shipped();
-    let invoice = include_str!("../../../rulepacks/en16931-ubl/1.3.16/fixtures/invoice-minimal.xml");
+    let invoice =
+        include_str!("../../../rulepacks/en16931-ubl/1.3.16/fixtures/invoice-minimal.xml");
     let doc = Document::parse(invoice.as_bytes()).unwrap();
     for p in cat.profiles() {
         let gate = p.rules.gate().expect("profiles have a gate");

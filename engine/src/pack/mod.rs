@@ -887,7 +887,10 @@ fn check_document_types(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
         if !is_pack_id(&t.id) {
             diags.push(p.at(
                 &at("id"),
-                format!("document type id `{}` must consist of a-z, 0-9 and `-`", t.id),
+                format!(
+                    "document type id `{}` must consist of a-z, 0-9 and `-`",
+                    t.id
+                ),
             ));
         }
         if ids.insert(&t.id, i).is_some() {
@@ -919,7 +922,10 @@ fn check_document_types(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
-        if t.unsupported.as_deref().is_some_and(|u| u.trim().is_empty()) {
+        if t.unsupported
+            .as_deref()
+            .is_some_and(|u| u.trim().is_empty())
+        {
             diags.push(p.at(
                 &at("unsupported"),
                 "`unsupported` must say why and what to send instead",
@@ -949,7 +955,9 @@ fn check_detection(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
                 if c.len() != 2 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
                     diags.push(p.at_value(
                         &at(key),
-                        format!("`{c}` is not an ISO 3166-1 alpha-2 country code (two capital letters)"),
+                        format!(
+                            "`{c}` is not an ISO 3166-1 alpha-2 country code (two capital letters)"
+                        ),
                     ));
                 }
                 if !d.auto {
@@ -972,9 +980,13 @@ fn check_detection(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
                 .find(|x| b.customization_ids.contains(x));
             let same_conditions = a.detection.seller_country == b.detection.seller_country
                 && a.detection.buyer_country == b.detection.buyer_country;
-            if let (true, Some(id), true, true, true) =
-                (shared_doc, shared_id, same_conditions, a.detection.auto, b.detection.auto)
-            {
+            if let (true, Some(id), true, true, true) = (
+                shared_doc,
+                shared_id,
+                same_conditions,
+                a.detection.auto,
+                b.detection.auto,
+            ) {
                 diags.push(p.at(
                     &[Seg::Key("profiles"), Seg::Index(i), Seg::Key("id")],
                     format!(
@@ -1033,7 +1045,10 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
             if prof.documents[..j].contains(d) {
                 diags.push(p.at_value(
                     &path,
-                    format!("profile {} names document type `{d}` twice", prof.reference()),
+                    format!(
+                        "profile {} names document type `{d}` twice",
+                        prof.reference()
+                    ),
                 ));
             }
         }

@@ -322,7 +322,10 @@ fn a_profile_must_name_its_document_types() {
     let diags = load_with_profiles(&format!(
         "{T_DOCUMENT_TYPES}profiles:\n  - id: prof\n    version: '1'\n    packs: [p@1.0]\n    documents: []\n"
     ));
-    assert!(only(&diags).message.contains("names no document types"), "{diags:?}");
+    assert!(
+        only(&diags).message.contains("names no document types"),
+        "{diags:?}"
+    );
 }
 
 #[test]
@@ -355,7 +358,9 @@ fn document_types_are_checked_where_they_are_named() {
     let messages: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
     let has = |line: usize, text: &str| {
         assert!(
-            diags.iter().any(|d| d.line == line && d.message.contains(text)),
+            diags
+                .iter()
+                .any(|d| d.line == line && d.message.contains(text)),
             "no `{text}` at line {line}: {messages:#?}"
         )
     };
@@ -385,7 +390,8 @@ fn detection_must_tell_profiles_apart() {
     ));
     let d = only(&diags);
     assert!(
-        d.message.contains("profiles one@1 and two@1 both claim specification identifier `urn:a`"),
+        d.message
+            .contains("profiles one@1 and two@1 both claim specification identifier `urn:a`"),
         "{d}"
     );
     // Conditions or `auto: false` tell them apart.
@@ -402,8 +408,14 @@ fn detection_must_tell_profiles_apart() {
     ));
     let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(diags.len(), 2, "{messages:#?}");
-    assert!(messages[0].contains("`sk` is not an ISO 3166-1 alpha-2"), "{messages:?}");
-    assert!(messages[1].contains("`buyer_country` has no effect"), "{messages:?}");
+    assert!(
+        messages[0].contains("`sk` is not an ISO 3166-1 alpha-2"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("`buyer_country` has no effect"),
+        "{messages:?}"
+    );
 }
 
 #[test]

@@ -446,11 +446,18 @@ fn a_pack_without_a_lock_is_refused_at_start_and_at_reload() {
 #[test]
 fn a_lock_mismatch_in_a_fixture_or_profiles_yaml_is_refused() {
     let (dir, reg) = gated_registry();
-    write(dir.path(), "g/1/fixtures/ok.xml", "<Doc xmlns='urn:test:doc'><Line/><Line/></Doc>");
+    write(
+        dir.path(),
+        "g/1/fixtures/ok.xml",
+        "<Doc xmlns='urn:test:doc'><Line/><Line/></Doc>",
+    );
     let refused = refusal(reg.reload().unwrap_err());
     let reasons = reasons_for(&refused, "g@1");
     assert_eq!(reasons.len(), 1, "{reasons:?}");
-    assert!(reasons[0].starts_with("fixtures/ok.xml differs from pack.lock (sha256 "), "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("fixtures/ok.xml differs from pack.lock (sha256 "),
+        "{reasons:?}"
+    );
 
     // profiles.yaml cut between two profiles: valid YAML, one profile fewer.
     write_locks(dir.path()).unwrap();
@@ -462,10 +469,17 @@ fn a_lock_mismatch_in_a_fixture_or_profiles_yaml_is_refused() {
     );
     write_locks(dir.path()).unwrap();
     reg.reload().unwrap();
-    write(dir.path(), "profiles.yaml", &profiles_yaml(&[("prof", "1", &["g@1"])]));
+    write(
+        dir.path(),
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &["g@1"])]),
+    );
     let refused = refusal(reg.reload().unwrap_err());
     let reasons = reasons_for(&refused, "profiles.yaml");
-    assert!(reasons.contains(&"profile other@1 of profiles.lock is missing".to_string()), "{reasons:?}");
+    assert!(
+        reasons.contains(&"profile other@1 of profiles.lock is missing".to_string()),
+        "{reasons:?}"
+    );
     assert!(reg.current().ruleset("other").is_some());
 }
 
@@ -476,7 +490,11 @@ fn failing_fixtures_of_a_changed_pack_are_refused() {
     // written without running fixtures, so only the gate's fixture run can tell.
     let path = dir.path().join("g/1/patterns/main.yaml");
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("count(t:Line) < 3", "count(t:Line) < 5")).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("count(t:Line) < 3", "count(t:Line) < 5"),
+    )
+    .unwrap();
     write_locks(dir.path()).unwrap();
     let refused = refusal(reg.reload().unwrap_err());
     assert_eq!(
@@ -504,7 +522,11 @@ fn a_settled_multi_step_write_goes_live_once() {
     // Pattern and fixture files first, then pack.yaml, profiles.yaml and the locks.
     files.sort_by_key(|(rel, _)| {
         let name = rel.to_string_lossy();
-        (name.ends_with(".lock"), name.ends_with("pack.yaml") || name.ends_with("profiles.yaml"), name.to_string())
+        (
+            name.ends_with(".lock"),
+            name.ends_with("pack.yaml") || name.ends_with("profiles.yaml"),
+            name.to_string(),
+        )
     });
     for (rel, bytes) in &files {
         let path = dir.path().join(rel);

@@ -4,10 +4,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::pack::yamlpos::{Pos, Seg};
 use crate::doctype::{DocumentGate, Scope};
+use crate::pack::yamlpos::{Pos, Seg};
 use crate::pack::{
-    self, DocumentTypeDef, Diagnostic, LetDef, LoadError, OverrideAction, PackSource, ProfileDef, Source, SourceTree,
+    self, Diagnostic, DocumentTypeDef, LetDef, LoadError, OverrideAction, PackSource, ProfileDef,
+    Source, SourceTree,
 };
 use crate::report::PrefixMap;
 use crate::xpath::{self, CompileError, StaticContext};

@@ -288,7 +288,10 @@ impl RuleSet {
 
     /// The rule set for a document no installed profile takes: no packs, and a gate that
     /// refuses every document naming what the installed profiles take (`installed`).
-    pub fn no_profile(installed: Vec<DocumentTypeDef>, declared: Arc<[DocumentTypeDef]>) -> RuleSet {
+    pub fn no_profile(
+        installed: Vec<DocumentTypeDef>,
+        declared: Arc<[DocumentTypeDef]>,
+    ) -> RuleSet {
         RuleSet {
             profile: NO_PROFILE.to_string(),
             title: None,

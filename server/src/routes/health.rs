@@ -62,7 +62,12 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
     Ok(Json(Ready {
         status: "ready".into(),
         rulepacks: catalog.versions(),
-        rulepack_set: if last_reload.ok { "current" } else { "last-good" }.into(),
+        rulepack_set: if last_reload.ok {
+            "current"
+        } else {
+            "last-good"
+        }
+        .into(),
         last_reload,
     }))
 }
