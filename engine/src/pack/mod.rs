@@ -482,8 +482,12 @@ pub fn is_ncname(s: &str) -> bool {
     chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// A rule id: no white space, and not one of the ids the engine gives its own findings.
 fn is_rule_id(s: &str) -> bool {
-    !s.is_empty() && !s.chars().any(|c| c.is_whitespace()) && s != crate::report::ENGINE_ERROR
+    !s.is_empty()
+        && !s.chars().any(|c| c.is_whitespace())
+        && s != crate::report::ENGINE_ERROR
+        && s != crate::doctype::DOCTYPE_RULE
 }
 
 /// Load every pack and `profiles.yaml` under `root`. Never fails as a whole: what cannot
@@ -899,7 +903,7 @@ fn check_document_types(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
                 format!("document type `{}` is declared twice", t.id),
             ));
         }
-        if !is_ncname(&t.root) || t.root.contains(':') {
+        if !is_ncname(&t.root) {
             diags.push(p.at(
                 &at("root"),
                 format!("`{}` is not an element local name", t.root),

@@ -419,6 +419,22 @@ fn detection_must_tell_profiles_apart() {
 }
 
 #[test]
+fn the_engines_own_rule_ids_are_reserved() {
+    for id in ["engine-error", "INVEX-DOCTYPE"] {
+        let dir = tempfile::tempdir().unwrap();
+        good_tree(dir.path());
+        write(
+            dir.path(),
+            "p/1.0/patterns/main.yaml",
+            &GOOD_PATTERN.replace("id: T-01", &format!("id: {id}")),
+        );
+        let (_, diags) = load(dir.path());
+        let d = only(&diags);
+        assert_eq!(d.message, format!("`{id}` is not a valid rule id"), "{d}");
+    }
+}
+
+#[test]
 fn version_ordering() {
     use std::cmp::Ordering::*;
     assert_eq!(compare_versions("2026.10", "2026.9"), Greater);

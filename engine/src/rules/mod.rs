@@ -4,7 +4,9 @@
 //! stacks the packs of one profile (lowest first) with each higher pack's overrides
 //! applied; it is `Send + Sync` and shared through `Arc` by every validating thread.
 //!
-//! Validation ([`RuleSet::validate`]), per pack:
+//! A profile's rule set first checks the document element against the profile's document
+//! types ([`crate::doctype`]): a document of another type gets the single finding
+//! `INVEX-DOCTYPE` and no rule runs. Otherwise validation ([`RuleSet::validate`]), per pack:
 //! 1. global lets (the pack's, then each pattern's) once, with the document node as context;
 //! 2. per pattern, each rule's context nodes are selected once; a node is checked by the
 //!    FIRST rule of the pattern whose context matches it, later rules skip it;
