@@ -4,7 +4,10 @@
 
 pub mod checks;
 pub mod detect;
+pub mod doctype;
 pub mod document;
+pub mod fixtures;
+pub mod lock;
 pub mod pack;
 pub mod registry;
 pub mod report;

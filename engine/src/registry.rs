@@ -3,10 +3,16 @@
 //! [`Registry::current`] hands out an `Arc<Catalog>`; a validation that took a rule set
 //! from it keeps that `Arc<RuleSet>` to the end and reports the `rules_version` it
 //! started with, whatever reloads happen meanwhile. [`Registry::reload`] compiles the
-//! whole directory on the calling thread and swaps only when everything compiled; a
-//! broken pack leaves the running catalogue active and the error in [`ReloadStatus`].
-//! [`Registry::watch`] reloads on file changes (debounced) on a background thread.
+//! whole directory on the calling thread and swaps only when the set passes the gate
+//! (`gate`): everything compiles, every pack and `profiles.yaml` match their lock files,
+//! and the fixtures of every new or changed pack pass. Otherwise the last good catalogue
+//! stays active and the reasons are in [`ReloadStatus`]. Start-up passes the same gate,
+//! every pack counting as new. [`Registry::watch`] reloads on a background thread once
+//! file events have settled (no event for a quiet period).
 
+mod gate;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, Weak};
@@ -17,12 +23,14 @@ use arc_swap::ArcSwap;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 
-use crate::detect::{detect_profile, Detection, EN16931_UBL};
+use crate::detect::{detect_profile, Detected, EN16931_UBL};
 use crate::document::Document;
-use crate::pack::{compare_versions, LoadError, ProfileDef};
-use crate::rules::{compile_dir, CompiledPack, RuleSet};
+use crate::pack::{compare_versions, DocumentTypeDef, LoadError, ProfileDef};
+use crate::rules::{compile_dir, Compilation, CompiledPack, RuleSet};
 
-/// The profile detection falls back to when the detected one is not installed.
+pub use gate::{PackRefusal, Refusal, ReloadError};
+
+/// The profile detection picks when the document's specification identifier selects none.
 pub const FALLBACK_PROFILE: &str = EN16931_UBL;
 
 /// What the registry serves: compiled profiles and the packs they use.
@@ -34,6 +42,10 @@ pub struct Catalog {
     pub packs: Vec<Arc<CompiledPack>>,
     /// When this catalogue was loaded.
     pub loaded_at: String,
+    /// Every document type `profiles.yaml` declares.
+    document_types: Arc<[DocumentTypeDef]>,
+    /// The rule set for documents no installed profile takes.
+    no_profile: Arc<RuleSet>,
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +62,10 @@ pub struct ProfileInfo {
     pub version: String,
     pub title: Option<String>,
     pub packs: Vec<String>,
+    /// The document elements the profile validates, `{namespace}local`.
+    pub documents: Vec<String>,
+    /// The specification identifiers (BT-24) detection picks it for (prefixes).
+    pub customization_ids: Vec<String>,
 }
 
 /// A summary of a pack, for listings.
@@ -69,12 +85,18 @@ impl Catalog {
             profiles: Vec::new(),
             packs: Vec::new(),
             loaded_at: now_rfc3339(),
+            document_types: Arc::new([]),
+            no_profile: Arc::new(RuleSet::no_profile(Vec::new(), Arc::new([]))),
         }
     }
 
-    /// Load and compile `dir`.
+    /// Load and compile `dir` (without the lock and fixture gate of [`Registry`]).
     pub fn load(dir: &Path) -> Result<Catalog, LoadError> {
-        let compiled = compile_dir(dir).into_result()?;
+        Ok(Catalog::of(compile_dir(dir).into_result()?))
+    }
+
+    /// The catalogue of a compilation without errors.
+    fn of(compiled: Compilation) -> Catalog {
         let mut profiles: Vec<ProfileEntry> = compiled
             .profiles
             .into_iter()
@@ -89,11 +111,21 @@ impl Catalog {
                 .cmp(&b.def.id)
                 .then_with(|| compare_versions(&a.def.version, &b.def.version))
         });
-        Ok(Catalog {
+        // What the installed profiles take, each type once, in declaration order.
+        let installed: Vec<DocumentTypeDef> = compiled
+            .document_types
+            .iter()
+            .filter(|t| profiles.iter().any(|p| p.def.documents.contains(&t.id)))
+            .cloned()
+            .collect();
+        let no_profile = RuleSet::no_profile(installed, compiled.document_types.clone());
+        Catalog {
             profiles,
             packs: compiled.packs,
             loaded_at: now_rfc3339(),
-        })
+            document_types: compiled.document_types,
+            no_profile: Arc::new(no_profile),
+        }
     }
 
     /// A profile by `id@version`, or by `id` alone (its highest version).
@@ -124,6 +156,12 @@ impl Catalog {
                 version: p.def.version.clone(),
                 title: p.def.title.clone(),
                 packs: p.def.packs.clone(),
+                documents: p
+                    .rules
+                    .gate()
+                    .map(|g| g.accepted.iter().map(DocumentTypeDef::clark).collect())
+                    .unwrap_or_default(),
+                customization_ids: p.def.customization_ids.clone(),
             })
             .collect()
     }
@@ -145,24 +183,32 @@ impl Catalog {
         self.packs.iter().map(|p| p.reference()).collect()
     }
 
-    /// The rule set for `doc`'s detected profile, or [`FALLBACK_PROFILE`]'s when this
-    /// catalogue lacks it, with a sentence saying which and why (a report's `detection`).
-    /// The detection itself when neither is installed.
-    pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), Detection> {
-        let detection = detect_profile(doc);
-        if let Some(rules) = self.ruleset(&detection.profile) {
-            let note = format!("detected {}: {}", detection.profile, detection.reason);
-            return Ok((rules, note));
-        }
-        match self.ruleset(FALLBACK_PROFILE) {
-            Some(rules) => {
-                let note = format!(
-                    "detected {} ({}), which is not installed: fell back to {FALLBACK_PROFILE}",
-                    detection.profile, detection.reason
-                );
-                Ok((rules, note))
+    /// The highest version of every profile.
+    fn latest_profiles(&self) -> Vec<&ProfileDef> {
+        let mut out: Vec<&ProfileDef> = Vec::new();
+        // Sorted by id then version: the last of each id is its highest version.
+        for p in &self.profiles {
+            match out.last_mut() {
+                Some(last) if last.id == p.def.id => *last = &p.def,
+                _ => out.push(&p.def),
             }
-            None => Err(detection),
+        }
+        out
+    }
+
+    /// The rule set for `doc`'s detected profile, with a sentence saying which and why (a
+    /// report's `detection`). A document no installed profile takes gets the rule set that
+    /// refuses it (profile `none`, the finding `INVEX-DOCTYPE`). The reason when
+    /// detection cannot choose among the profiles that take the document.
+    pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), String> {
+        match detect_profile(doc, &self.latest_profiles(), &self.document_types) {
+            Detected::Profile(d) => match self.ruleset(&d.profile) {
+                Some(rules) => Ok((rules, format!("detected {}: {}", d.profile, d.reason))),
+                // Detection chooses among this catalogue's profiles.
+                None => Err(format!("detected {}, which is not installed", d.profile)),
+            },
+            Detected::Uncovered(why) => Ok((self.no_profile.clone(), why)),
+            Detected::Undecided(why) => Err(why),
         }
     }
 }
@@ -171,11 +217,18 @@ impl Catalog {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReloadStatus {
+    /// Load attempts so far: 1 is the start, each reload (watcher or API) adds one.
+    pub attempt: u64,
     /// When the attempt finished (RFC 3339, UTC).
     pub at: String,
+    /// The attempt went live. When false, the packs in force are the last set that passed
+    /// (none when the start failed).
     pub ok: bool,
     /// Every problem found, one per line, when the attempt failed.
     pub error: Option<String>,
+    /// Per pack, why the set was refused: a lock mismatch or failing fixtures (empty when
+    /// it went live, or did not even compile: then see `error`).
+    pub refused: Vec<PackRefusal>,
     /// The packs active after the attempt (`id@version`).
     pub versions: Vec<String>,
 }
@@ -190,6 +243,8 @@ pub struct ReloadOutcome {
     pub versions: Vec<String>,
     /// Profiles active now, `id@version`.
     pub profiles: Vec<String>,
+    /// The new or changed packs whose fixtures ran and passed.
+    pub fixtures_run: Vec<String>,
 }
 
 /// Compiled rule packs behind an atomic pointer, reloadable while serving.
@@ -197,8 +252,10 @@ pub struct Registry {
     dir: PathBuf,
     catalog: ArcSwap<Catalog>,
     status: Mutex<ReloadStatus>,
-    /// Serialises reloads (the watcher's and explicit ones).
-    reloading: Mutex<()>,
+    /// Serialises reloads (the watcher's and explicit ones) and guards the lock digests
+    /// of the live packs (`id@version` → digest): a pack whose digest is unchanged is
+    /// not tested again.
+    reloading: Mutex<BTreeMap<String, String>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -210,21 +267,25 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    /// Load `dir`; fails when anything in it fails to load or compile.
-    pub fn open(dir: impl Into<PathBuf>) -> Result<Registry, LoadError> {
+    /// Load `dir` through the gate (every pack's fixtures run); fails when anything in
+    /// it fails to load or compile, does not match its lock, or fails its fixtures.
+    pub fn open(dir: impl Into<PathBuf>) -> Result<Registry, ReloadError> {
         let dir = dir.into();
-        let catalog = Catalog::load(&dir)?;
+        let admitted = gate::admit(&dir, &BTreeMap::new())?;
+        let catalog = Catalog::of(admitted.compilation);
         let status = ReloadStatus {
+            attempt: 1,
             at: now_rfc3339(),
             ok: true,
             error: None,
+            refused: Vec::new(),
             versions: catalog.versions(),
         };
         Ok(Registry {
             dir,
             catalog: ArcSwap::from_pointee(catalog),
             status: Mutex::new(status),
-            reloading: Mutex::new(()),
+            reloading: Mutex::new(admitted.digests),
         })
     }
 
@@ -240,12 +301,14 @@ impl Registry {
                     dir,
                     catalog: ArcSwap::from_pointee(Catalog::empty()),
                     status: Mutex::new(ReloadStatus {
+                        attempt: 1,
                         at: now_rfc3339(),
                         ok: false,
                         error: Some(e.to_string()),
+                        refused: e.refusals().to_vec(),
                         versions: Vec::new(),
                     }),
-                    reloading: Mutex::new(()),
+                    reloading: Mutex::new(BTreeMap::new()),
                 }
             }
         }
@@ -269,46 +332,56 @@ impl Registry {
             .clone()
     }
 
-    /// Compile the directory again on this thread; swap it in when everything compiled,
-    /// keep the running catalogue otherwise. Either way the status records the attempt.
-    pub fn reload(&self) -> Result<ReloadOutcome, LoadError> {
-        let _guard = self
+    /// Compile the directory again on this thread and pass it through the gate; swap it
+    /// in when it passes, keep the running catalogue otherwise. Either way the status
+    /// and the log record the attempt.
+    pub fn reload(&self) -> Result<ReloadOutcome, ReloadError> {
+        let mut live = self
             .reloading
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let previous = self.current().versions();
-        match Catalog::load(&self.dir) {
-            Ok(catalog) => {
+        let attempt = self.status().attempt + 1;
+        match gate::admit(&self.dir, &live) {
+            Ok(admitted) => {
+                let catalog = Catalog::of(admitted.compilation);
                 let outcome = ReloadOutcome {
                     previous,
                     versions: catalog.versions(),
                     profiles: catalog.profiles.iter().map(|p| p.def.reference()).collect(),
+                    fixtures_run: admitted.fixtures_run,
                 };
                 self.catalog.store(Arc::new(catalog));
+                *live = admitted.digests;
                 self.set_status(ReloadStatus {
+                    attempt,
                     at: now_rfc3339(),
                     ok: true,
                     error: None,
+                    refused: Vec::new(),
                     versions: outcome.versions.clone(),
                 });
                 tracing::info!(
                     dir = %self.dir.display(),
                     versions = %outcome.versions.join(", "),
+                    fixtures_run = %outcome.fixtures_run.join(", "),
                     "rule packs reloaded"
                 );
                 Ok(outcome)
             }
             Err(e) => {
                 self.set_status(ReloadStatus {
+                    attempt,
                     at: now_rfc3339(),
                     ok: false,
                     error: Some(e.to_string()),
+                    refused: e.refusals().to_vec(),
                     versions: previous,
                 });
                 tracing::warn!(
                     dir = %self.dir.display(),
                     error = %e,
-                    "rule-pack reload failed; the running version stays active"
+                    "rule-pack reload refused; the last good set stays active"
                 );
                 Err(e)
             }
@@ -322,13 +395,16 @@ impl Registry {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = s;
     }
 
-    /// Watch the directory recursively and reload (debounced) on a background thread.
-    /// Watching stops when the guard is dropped.
+    /// Watch the directory recursively and reload on a background thread once file
+    /// events have settled ([`DEFAULT_QUIET_PERIOD`] without one). Watching stops when the
+    /// guard is dropped.
     pub fn watch(self: &Arc<Self>) -> Result<WatchGuard, notify::Error> {
-        self.watch_with_debounce(Duration::from_millis(250))
+        self.watch_with_debounce(DEFAULT_QUIET_PERIOD)
     }
 
-    /// [`Registry::watch`] with a chosen quiet period before reloading.
+    /// [`Registry::watch`] with a chosen quiet period: a reload starts only after no file
+    /// event arrived for that long, so a pack written in several steps is read once,
+    /// complete (and were a pause longer, the incomplete pack would not match its lock).
     pub fn watch_with_debounce(
         self: &Arc<Self>,
         debounce: Duration,
@@ -359,13 +435,16 @@ impl Registry {
     }
 }
 
+/// How long the watcher waits without file events before it reloads.
+pub const DEFAULT_QUIET_PERIOD: Duration = Duration::from_millis(500);
+
 enum Msg {
     Changed,
     Stop,
 }
 
 fn watch_loop(registry: Weak<Registry>, rx: mpsc::Receiver<Msg>, debounce: Duration) {
-    // Wait for a change, then for a quiet period, then reload.
+    // Wait for a change, then until no event arrived for a quiet period, then reload.
     while let Ok(Msg::Changed) = rx.recv() {
         loop {
             match rx.recv_timeout(debounce) {
@@ -377,7 +456,7 @@ fn watch_loop(registry: Weak<Registry>, rx: mpsc::Receiver<Msg>, debounce: Durat
         let Some(registry) = registry.upgrade() else {
             return;
         };
-        // Errors are logged and recorded in the status by reload itself.
+        // Refusals are logged and recorded in the status by reload itself.
         let _ = registry.reload();
     }
 }

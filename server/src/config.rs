@@ -104,6 +104,9 @@ pub struct Config {
     pub rulepacks: PathBuf,
     /// Reload rule packs when files under `rulepacks` change.
     pub watch_rulepacks: bool,
+    /// How long the watcher waits without a file event before it reloads (a pack
+    /// written in several steps is read once, complete).
+    pub rulepacks_quiet_ms: u64,
     /// The admin key created on first start with an empty database; random when unset.
     pub bootstrap_key: Option<String>,
     /// Log format; JSON in production, text in the sandbox when unset.
@@ -152,6 +155,7 @@ impl Default for Config {
             database_url: DEFAULT_DATABASE_URL.to_string(),
             rulepacks: invex_tools::rulepacks_dir(None),
             watch_rulepacks: true,
+            rulepacks_quiet_ms: 500,
             bootstrap_key: None,
             log_format: None,
             vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
@@ -227,6 +231,7 @@ impl Config {
                 "DATABASE_URL" => self.database_url = value,
                 "RULEPACKS" => self.rulepacks = PathBuf::from(value),
                 "WATCH_RULEPACKS" => self.watch_rulepacks = parse_bool(&value).map_err(bad)?,
+                "RULEPACKS_QUIET_MS" => self.rulepacks_quiet_ms = parse(&value).map_err(bad)?,
                 "BOOTSTRAP_KEY" => self.bootstrap_key = Some(value).filter(|v| !v.is_empty()),
                 "VIES_URL" => self.vies_url = value,
                 "REGISTER_TIMEOUT_MS" => self.register_timeout_ms = parse(&value).map_err(bad)?,

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use invex_tools::validate::{self, Format, ValidateOptions, DEFAULT_PROFILE, PROGRESS_THRESHOLD};
-use invex_tools::{fixtures, lint, rulepacks_dir, snapshot};
+use invex_tools::{fixtures, lint, lock, rulepacks_dir, snapshot};
 
 // The evaluator allocates many small sequences; mimalloc serves them faster than the
 // system allocator and keeps large documents' arenas from being unmapped between runs.
@@ -84,9 +84,10 @@ enum EvidenceCommand {
 
 #[derive(Args, Debug)]
 struct ValidateArgs {
-    /// Profile, `id` or `id@version`; `auto` detects it per file from the specification
-    /// identifier (BT-24) and the seller and buyer countries (BT-40, BT-55), falling back
-    /// to en16931-ubl when the detected profile is not installed.
+    /// Profile, `id` or `id@version`; `auto` detects it per file among the installed
+    /// profiles that take the document element, from the specification identifier
+    /// (BT-24) and the seller and buyer countries (BT-40, BT-55), else en16931-ubl; a
+    /// document no installed profile takes is invalid (INVEX-DOCTYPE).
     #[arg(long, short, default_value = DEFAULT_PROFILE)]
     profile: String,
     /// Output format (several files with json: JSON Lines with a `file` member).
@@ -132,6 +133,18 @@ enum RulesCommand {
     Test {
         /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
         dir: Option<PathBuf>,
+    },
+    /// Vouch for the packs as they are: run every fixture, then write `pack.lock` into
+    /// every pack and `profiles.lock` beside profiles.yaml (the server serves only packs
+    /// that match their locks). Exit 0: locked (or, with --check, all match); 1: fixtures
+    /// fail (nothing written) or, with --check, a lock is missing or differs; 2: the packs
+    /// do not load.
+    Lock {
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
+        /// Only compare the files with their locks; write nothing.
+        #[arg(long)]
+        check: bool,
     },
     /// Print the rule catalogue (ids, flags, patterns, contexts, test hashes) as YAML.
     Snapshot {
@@ -258,6 +271,16 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             only,
             dir,
         }) => conformance(&corpus, &profiles, &only, &rulepacks_dir(dir)),
+        Command::Rules(RulesCommand::Lock { dir, check }) => {
+            let dir = rulepacks_dir(dir);
+            let run = if check {
+                lock::check(&dir)
+            } else {
+                lock::lock(&dir)
+            };
+            emit(&run.output);
+            Ok(run.outcome.exit_code())
+        }
         Command::Rules(RulesCommand::Snapshot { dir }) => {
             let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;
             emit(&yaml);

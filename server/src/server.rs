@@ -22,7 +22,9 @@ use crate::vat::service::VatService;
 pub enum StartError {
     #[error("storage: {0}")]
     Store(#[from] StoreError),
-    #[error("rule packs in {dir} failed to load:\n{errors}")]
+    #[error(
+        "rule packs in {dir} did not load or did not pass the gate (locks, fixtures):\n{errors}"
+    )]
     Rulepacks { dir: String, errors: String },
     #[error("INVEX_BOOTSTRAP_KEY must be at least {min} characters long")]
     ShortBootstrapKey { min: usize },
@@ -102,7 +104,9 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         }
     };
     let watch = if config.watch_rulepacks {
-        match registry.watch() {
+        match registry
+            .watch_with_debounce(std::time::Duration::from_millis(config.rulepacks_quiet_ms))
+        {
             Ok(guard) => Some(guard),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot watch the rule-pack directory; reload through the API");

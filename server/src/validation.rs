@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use axum::http::StatusCode;
 use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
-use invex_engine::registry::{Catalog, FALLBACK_PROFILE};
+use invex_engine::registry::Catalog;
 use invex_engine::report::Report;
 use invex_engine::rules::RuleSet;
 use serde::Serialize;
@@ -178,7 +178,7 @@ fn run(
         None => {
             let (rules, note) = catalog
                 .detected_ruleset(doc)
-                .map_err(|_| unknown_profile(catalog, FALLBACK_PROFILE))?;
+                .map_err(|why| undetected_profile(catalog, &why))?;
             (rules, Some(note))
         }
     };
@@ -195,6 +195,21 @@ fn unknown_profile(catalog: &Catalog, name: &str) -> Problem {
         "Unknown profile",
         format!(
             "no profile `{name}` is installed; available: {}",
+            available.join(", ")
+        ),
+    )
+    .with("available_profiles", available)
+}
+
+/// Detection could not choose among the profiles that take the document.
+fn undetected_profile(catalog: &Catalog, why: &str) -> Problem {
+    let available: Vec<String> = catalog.profile_infos().into_iter().map(|p| p.id).collect();
+    Problem::new(
+        StatusCode::BAD_REQUEST,
+        "unknown-profile",
+        "Unknown profile",
+        format!(
+            "no profile could be detected for the document ({why}); name one with `profile`: {}",
             available.join(", ")
         ),
     )

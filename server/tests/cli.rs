@@ -36,7 +36,10 @@ fn valid_example_exits_zero_with_a_json_report() {
     // A Peppol BIS 3 invoice between two Slovak parties: the Slovak profile is detected
     // and the report says why.
     assert_eq!(report["profile"], "peppol-bis3-sk@2027.1");
-    assert!(report["detection"].as_str().unwrap().contains("Slovakia"));
+    assert!(report["detection"]
+        .as_str()
+        .unwrap()
+        .contains("seller country (BT-40) SK and buyer country (BT-55) SK"));
     assert_eq!(report["rules_version"][0], "en16931-ubl@1.3.16");
     assert_eq!(report["rules_version"][2], "sk-national@2027.1");
 }

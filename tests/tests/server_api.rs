@@ -158,7 +158,10 @@ async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
     assert_eq!(valid["verdict"], "valid");
     assert_eq!(valid["environment"], "sandbox");
     assert_eq!(valid["profile"], "peppol-bis3-sk@2027.1");
-    assert!(valid["detection"].as_str().unwrap().contains("Slovakia"));
+    assert!(valid["detection"]
+        .as_str()
+        .unwrap()
+        .contains("buyer country (BT-55) SK"));
     assert_eq!(
         location,
         format!("/v1/validations/{}", valid["id"].as_str().unwrap())

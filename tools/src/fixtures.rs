@@ -9,45 +9,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use invex_engine::fixtures::{fixture_files, judge_pack, validate_fixture, FixtureResult};
+pub use invex_engine::fixtures::{Expectation, FixtureFailure};
 use invex_engine::pack::Diagnostic;
-use invex_engine::report::{Report, ENGINE_ERROR};
-use invex_engine::rules::{compile_dir, RuleSet};
+use invex_engine::rules::{compile_dir, Compilation, RuleSet};
 use rayon::prelude::*;
 use serde::Serialize;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Expectation {
-    Pass,
-    Fail,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FixtureFailure {
-    /// `id@version`.
-    pub pack: String,
-    pub rule: String,
-    pub fixture: PathBuf,
-    pub expectation: Expectation,
-    pub detail: String,
-}
-
-impl std::fmt::Display for FixtureFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kind = match self.expectation {
-            Expectation::Pass => "pass",
-            Expectation::Fail => "fail",
-        };
-        write!(
-            f,
-            "FAIL {} {} ({kind} fixture {}): {}",
-            self.pack,
-            self.rule,
-            self.fixture.display(),
-            self.detail
-        )
-    }
-}
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct FixtureReport {
@@ -88,100 +55,30 @@ impl FixtureReport {
 
 /// Run every fixture under the rule-pack directory `dir`.
 pub fn run_fixtures(dir: &Path) -> FixtureReport {
-    let compilation = compile_dir(dir);
+    run_compiled(&compile_dir(dir))
+}
+
+/// Run the fixtures of every pack of `compilation` that compiled.
+pub fn run_compiled(compilation: &Compilation) -> FixtureReport {
     let mut report = FixtureReport {
         errors: compilation.diagnostics.clone(),
         ..FixtureReport::default()
     };
     for pack in &compilation.packs {
-        let reference = pack.reference();
         let rules = RuleSet::single(Arc::clone(pack));
-        // Validate each fixture file once.
-        let mut files: Vec<&PathBuf> = pack
-            .checks()
-            .flat_map(|(_, _, c)| c.fixtures_pass.iter().chain(&c.fixtures_fail))
-            .collect();
-        files.sort();
-        files.dedup();
-        let results: HashMap<&PathBuf, Result<Report, String>> = files
-            .par_iter()
+        // Each fixture file validated once, in parallel; judged by the engine's runner.
+        let results: HashMap<PathBuf, FixtureResult> = fixture_files(pack)
+            .into_par_iter()
             .map(|f| {
-                let r = std::fs::read(f)
-                    .map_err(|e| format!("cannot read the fixture: {e}"))
-                    .and_then(|bytes| rules.validate_bytes(&bytes).map_err(|e| e.to_string()));
-                (*f, r)
+                let r = validate_fixture(&rules, &f);
+                (f, r)
             })
             .collect();
-        for (_, _, c) in pack.checks() {
-            for (expectation, list) in [
-                (Expectation::Pass, &c.fixtures_pass),
-                (Expectation::Fail, &c.fixtures_fail),
-            ] {
-                for fixture in list {
-                    report.checks += 1;
-                    let detail = match results.get(fixture) {
-                        None => Some("the fixture was not run".to_string()),
-                        Some(Err(e)) => Some(e.clone()),
-                        Some(Ok(r)) => judge(r, &c.id, c.flag, expectation),
-                    };
-                    if let Some(detail) = detail {
-                        report.failures.push(FixtureFailure {
-                            pack: reference.clone(),
-                            rule: c.id.clone(),
-                            fixture: fixture.clone(),
-                            expectation,
-                            detail,
-                        });
-                    }
-                }
-            }
-        }
+        let judged = judge_pack(pack, &results);
+        report.checks += judged.checks;
+        report.failures.extend(judged.failures);
     }
     report
-}
-
-/// None when the report meets the expectation, else why not.
-fn judge(
-    r: &Report,
-    id: &str,
-    flag: invex_engine::report::Severity,
-    expectation: Expectation,
-) -> Option<String> {
-    let fired: Vec<_> = r.findings.iter().filter(|f| f.rule_id == id).collect();
-    let errors: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.rule_id == ENGINE_ERROR && f.about_rule.as_deref() == Some(id))
-        .collect();
-    if let Some(e) = errors.first() {
-        return Some(format!(
-            "engine error at {} ({}:{}): {}",
-            e.location.path, e.location.line, e.location.column, e.message
-        ));
-    }
-    match expectation {
-        Expectation::Pass => fired.first().map(|f| {
-            format!(
-                "expected no finding, the rule fired {} time(s), first at {} ({}:{})",
-                fired.len(),
-                f.location.path,
-                f.location.line,
-                f.location.column
-            )
-        }),
-        Expectation::Fail => {
-            if fired.is_empty() {
-                Some("expected the rule to fire, it did not".to_string())
-            } else if !fired.iter().any(|f| f.severity == flag) {
-                Some(format!(
-                    "the rule fired, but as {} instead of {flag}",
-                    fired[0].severity
-                ))
-            } else {
-                None
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Command logic behind `invex validate` and `invex rules lint|test|snapshot`.
+//! Command logic behind `invex validate` and `invex rules lint|test|snapshot|lock`.
 //!
 //! The binary (`invex-server`, binary `invex`) parses arguments and maps results to exit
 //! codes; everything else lives here so that tests can drive it directly.
@@ -6,6 +6,7 @@
 pub mod conformance;
 pub mod fixtures;
 pub mod lint;
+pub mod lock;
 pub mod snapshot;
 pub mod validate;
 
@@ -87,11 +88,17 @@ rules:
         write(
             root,
             "profiles.yaml",
-            "profiles:
+            "document_types:
+  - id: t-doc
+    namespace: urn:test:doc
+    root: Doc
+    title: Test document
+profiles:
   - id: prof
     version: '1'
     title: Test profile
     packs: [p@1.0]
+    documents: [t-doc]
 ",
         );
     }

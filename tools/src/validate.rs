@@ -40,12 +40,14 @@ impl FromStr for Format {
 /// The profile `invex validate` uses when none is named: [`AUTO_PROFILE`].
 pub const DEFAULT_PROFILE: &str = AUTO_PROFILE;
 
-/// The profile name that asks for detection: each file is validated with the profile its
-/// specification identifier (BT-24) and parties' countries call for (see
-/// [`invex_engine::detect`]), or with [`FALLBACK_PROFILE`] when the catalog lacks it.
+/// The profile name that asks for detection: each file is validated with the installed
+/// profile that takes its document element and whose specification identifiers (BT-24)
+/// and country conditions it meets, else with [`FALLBACK_PROFILE`] (see
+/// [`invex_engine::detect`]); a document no installed profile takes is refused with
+/// `INVEX-DOCTYPE`.
 pub const AUTO_PROFILE: &str = "auto";
 
-/// The profile detection falls back to when the detected one is not in the catalog.
+/// The profile detection picks when the specification identifier selects none.
 pub use invex_engine::registry::FALLBACK_PROFILE;
 
 /// Show a progress bar from this many files on (when stderr is a terminal).
@@ -105,19 +107,15 @@ pub fn validate_file(rules: &RuleSet, path: &Path) -> FileResult {
 /// The result for one file in auto mode: the report and the rule set that produced it.
 pub type DetectedResult = Result<(Report, Arc<RuleSet>), String>;
 
-/// Validate one file with the profile detected from it (or [`FALLBACK_PROFILE`] when the
-/// catalog lacks that profile). The report's `detection` says which profile and why.
+/// Validate one file with the profile detected from it. The report's `detection` says
+/// which profile and why.
 pub fn validate_file_detected(catalog: &Catalog, path: &Path) -> DetectedResult {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     let start = Instant::now();
     let doc = Document::parse(&bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
-    let (rules, note) = catalog.detected_ruleset(&doc).map_err(|detection| {
-        format!(
-            "detected profile `{}` ({}); neither it nor the fallback `{FALLBACK_PROFILE}` \
-             is installed",
-            detection.profile, detection.reason
-        )
-    })?;
+    let (rules, note) = catalog
+        .detected_ruleset(&doc)
+        .map_err(|why| format!("no profile could be detected: {why}"))?;
     let mut report = rules.validate(&doc);
     report.detection = Some(note);
     report.duration_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -457,12 +455,21 @@ mod tests {
             );
         };
         pack("base", "B-01", "fatal", "exists(cbc:ID)");
-        let mut profiles =
-            String::from("profiles:\n  - id: en16931-ubl\n    version: '1'\n    packs: [base@1]\n");
+        let mut profiles = String::from(
+            "document_types:\n  - id: ubl-invoice\n    \
+             namespace: urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\n    \
+             root: Invoice\n    title: UBL 2.1 Invoice\n\
+             profiles:\n  - id: en16931-ubl\n    version: '1'\n    packs: [base@1]\n    \
+             documents: [ubl-invoice]\n    customization_ids: ['urn:cen.eu:en16931:2017']\n",
+        );
         if with_sk {
             pack("sk", "SK-T-01", "warning", "false()");
-            profiles
-                .push_str("  - id: peppol-bis3-sk\n    version: '1'\n    packs: [base@1, sk@1]\n");
+            profiles.push_str(
+                "  - id: peppol-bis3-sk\n    version: '1'\n    packs: [base@1, sk@1]\n    \
+                 documents: [ubl-invoice]\n    customization_ids: \
+                 ['urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0']\n    \
+                 detection: {seller_country: SK, buyer_country: SK}\n",
+            );
         }
         write(root, "profiles.yaml", &profiles);
     }
@@ -517,14 +524,18 @@ mod tests {
         assert_eq!(lines[0]["profile"], "peppol-bis3-sk@1");
         let why = lines[0]["detection"].as_str().unwrap();
         assert!(why.starts_with("detected peppol-bis3-sk: "), "{why}");
-        assert!(why.contains("BT-40 and BT-55 = SK"), "{why}");
+        assert!(
+            why.contains("seller country (BT-40) SK and buyer country (BT-55) SK"),
+            "{why}"
+        );
         assert_eq!(lines[0]["findings"][0]["rule_id"], "SK-T-01");
-        // peppol-bis3 is detected for SK -> CZ but not installed here: fallback.
+        // SK -> CZ: not the Slovak profile's conditions, and no peppol-bis3 installed here:
+        // the EN 16931 identifier the Peppol one starts with decides.
         assert_eq!(lines[1]["profile"], "en16931-ubl@1");
         let why = lines[1]["detection"].as_str().unwrap();
-        assert!(why.starts_with("detected peppol-bis3 ("), "{why}");
+        assert!(why.starts_with("detected en16931-ubl: "), "{why}");
         assert!(
-            why.ends_with("which is not installed: fell back to en16931-ubl"),
+            why.ends_with("starts with urn:cen.eu:en16931:2017, which en16931-ubl is for"),
             "{why}"
         );
         assert_eq!(lines[1]["findings"].as_array().unwrap().len(), 0);
@@ -557,8 +568,30 @@ mod tests {
         let (outcome, _, err) = run_to_strings(&auto(dir.path(), Format::Json), &[f]);
         assert_eq!(outcome, Outcome::Errors);
         assert!(
-            err.contains("neither it nor the fallback `en16931-ubl`"),
+            err.contains(
+                "no profile could be detected: the document has no specification identifier"
+            ),
             "{err}"
+        );
+        assert!(err.contains("en16931-ubl is not installed"), "{err}");
+    }
+
+    #[test]
+    fn auto_refuses_documents_no_profile_takes() {
+        let dir = tempfile::tempdir().unwrap();
+        ubl_tree(dir.path(), true);
+        let html = write(dir.path(), "in/page.xml", "<html><body>hello</body></html>");
+        let (outcome, out, _) = run_to_strings(&auto(dir.path(), Format::Text), &[html]);
+        assert_eq!(outcome, Outcome::SomeInvalid, "{out}");
+        assert!(
+            out.starts_with("profile none, no installed profile takes the document element html\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "fatal INVEX-DOCTYPE at / (1:1): The document element html (no namespace)"
+            ),
+            "{out}"
         );
     }
 

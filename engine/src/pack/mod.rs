@@ -192,8 +192,37 @@ pub struct FixturesDef {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfilesDef {
+    /// The document types profiles name in `documents` (and types recognised but not
+    /// supported yet, so that their refusal can say so).
+    #[serde(default)]
+    pub document_types: Vec<DocumentTypeDef>,
     #[serde(default)]
     pub profiles: Vec<ProfileDef>,
+}
+
+/// A document type: the namespace and local name of the document element.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentTypeDef {
+    /// Referenced by profiles' `documents`: [a-z0-9-]+.
+    pub id: String,
+    /// The document element's namespace URI (empty: no namespace).
+    pub namespace: String,
+    /// The document element's local name.
+    pub root: String,
+    /// A readable name, e.g. `UBL 2.1 Invoice`.
+    pub title: String,
+    /// Set for a type invex recognises but no profile may take yet: why, and what to send
+    /// instead. Its documents are refused with this sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+}
+
+impl DocumentTypeDef {
+    /// `{namespace}root`, or `root` without a namespace.
+    pub fn clark(&self) -> String {
+        crate::doctype::clark(&self.namespace, &self.root)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -205,6 +234,58 @@ pub struct ProfileDef {
     pub title: Option<String>,
     /// `pack-id@version`, lowest layer first.
     pub packs: Vec<String>,
+    /// Ids of the document types (`document_types`) the profile validates; any other
+    /// document element gets the fatal finding `INVEX-DOCTYPE` instead of the rules.
+    pub documents: Vec<String>,
+    /// Specification identifiers (BT-24, `cbc:CustomizationID`) the profile is for: an
+    /// identifier equal to or starting with one of them. Profile detection uses them; a
+    /// profile named explicitly validates a document whatever its identifier says (its
+    /// rules, e.g. BR-01 and PEPPOL-EN16931-R004, judge the identifier).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub customization_ids: Vec<String>,
+    /// How detection treats the profile.
+    #[serde(default, skip_serializing_if = "DetectionDef::is_default")]
+    pub detection: DetectionDef,
+}
+
+/// A profile's part in detection (`profile: auto`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DetectionDef {
+    /// False: detection never picks the profile; clients name it.
+    #[serde(default = "yes")]
+    pub auto: bool,
+    /// The seller's country code (BT-40) must be this one for detection to pick the profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_country: Option<String>,
+    /// The buyer's country code (BT-55) must be this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer_country: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for DetectionDef {
+    fn default() -> Self {
+        DetectionDef {
+            auto: true,
+            seller_country: None,
+            buyer_country: None,
+        }
+    }
+}
+
+impl DetectionDef {
+    fn is_default(&self) -> bool {
+        *self == DetectionDef::default()
+    }
+
+    /// How many country conditions the profile sets (more: more specific).
+    pub fn conditions(&self) -> usize {
+        usize::from(self.seller_country.is_some()) + usize::from(self.buyer_country.is_some())
+    }
 }
 
 impl ProfileDef {
@@ -302,6 +383,8 @@ pub struct Source<T> {
     pub file: PathBuf,
     pub def: T,
     pub positions: PosTree,
+    /// SHA-256 (lowercase hex) of the bytes parsed: what a lock file compares.
+    pub sha256: String,
 }
 
 impl<T> Source<T> {
@@ -368,6 +451,7 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
             file: file.to_path_buf(),
             def,
             positions: PosTree::parse(&text),
+            sha256: crate::lock::sha256_hex(text.as_bytes()),
         }),
         Err(e) => {
             diags.push(yaml_diagnostic(file, &e));
@@ -398,8 +482,12 @@ pub fn is_ncname(s: &str) -> bool {
     chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// A rule id: no white space, and not one of the ids the engine gives its own findings.
 fn is_rule_id(s: &str) -> bool {
-    !s.is_empty() && !s.chars().any(|c| c.is_whitespace()) && s != crate::report::ENGINE_ERROR
+    !s.is_empty()
+        && !s.chars().any(|c| c.is_whitespace())
+        && s != crate::report::ENGINE_ERROR
+        && s != crate::doctype::DOCTYPE_RULE
 }
 
 /// Load every pack and `profiles.yaml` under `root`. Never fails as a whole: what cannot
@@ -795,11 +883,199 @@ pub fn split_reference(r: &str) -> Option<(&str, &str)> {
     Some((id, version))
 }
 
+fn check_document_types(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut roots: HashMap<(&str, &str), usize> = HashMap::new();
+    for (i, t) in p.def.document_types.iter().enumerate() {
+        let at = |key: &'static str| [Seg::Key("document_types"), Seg::Index(i), Seg::Key(key)];
+        if !is_pack_id(&t.id) {
+            diags.push(p.at(
+                &at("id"),
+                format!(
+                    "document type id `{}` must consist of a-z, 0-9 and `-`",
+                    t.id
+                ),
+            ));
+        }
+        if ids.insert(&t.id, i).is_some() {
+            diags.push(p.at(
+                &at("id"),
+                format!("document type `{}` is declared twice", t.id),
+            ));
+        }
+        if !is_ncname(&t.root) {
+            diags.push(p.at(
+                &at("root"),
+                format!("`{}` is not an element local name", t.root),
+            ));
+        }
+        if t.namespace.chars().any(char::is_whitespace) {
+            diags.push(p.at(
+                &at("namespace"),
+                format!("namespace `{}` contains white space", t.namespace),
+            ));
+        }
+        if let Some(first) = roots.insert((&t.namespace, &t.root), i) {
+            diags.push(p.at(
+                &at("root"),
+                format!(
+                    "document type `{}` has the same document element {} as `{}`",
+                    t.id,
+                    t.clark(),
+                    p.def.document_types[first].id
+                ),
+            ));
+        }
+        if t.unsupported
+            .as_deref()
+            .is_some_and(|u| u.trim().is_empty())
+        {
+            diags.push(p.at(
+                &at("unsupported"),
+                "`unsupported` must say why and what to send instead",
+            ));
+        }
+    }
+}
+
+/// Profile detection must be able to tell every two profiles apart.
+fn check_detection(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
+    let profiles = &p.def.profiles;
+    for (i, a) in profiles.iter().enumerate() {
+        let d = &a.detection;
+        let at = |key: &'static str| {
+            [
+                Seg::Key("profiles"),
+                Seg::Index(i),
+                Seg::Key("detection"),
+                Seg::Key(key),
+            ]
+        };
+        for (key, c) in [
+            ("seller_country", &d.seller_country),
+            ("buyer_country", &d.buyer_country),
+        ] {
+            if let Some(c) = c {
+                if c.len() != 2 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
+                    diags.push(p.at_value(
+                        &at(key),
+                        format!(
+                            "`{c}` is not an ISO 3166-1 alpha-2 country code (two capital letters)"
+                        ),
+                    ));
+                }
+                if !d.auto {
+                    diags.push(p.at(
+                        &at(key),
+                        format!(
+                            "profile {} is never detected (`auto: false`): `{key}` has no effect",
+                            a.reference()
+                        ),
+                    ));
+                }
+            }
+        }
+        // Versions of one profile share everything; detection picks the highest.
+        for b in profiles[..i].iter().filter(|b| b.id != a.id) {
+            let shared_doc = a.documents.iter().any(|x| b.documents.contains(x));
+            let shared_id = a
+                .customization_ids
+                .iter()
+                .find(|x| b.customization_ids.contains(x));
+            let same_conditions = a.detection.seller_country == b.detection.seller_country
+                && a.detection.buyer_country == b.detection.buyer_country;
+            if let (true, Some(id), true, true, true) = (
+                shared_doc,
+                shared_id,
+                same_conditions,
+                a.detection.auto,
+                b.detection.auto,
+            ) {
+                diags.push(p.at(
+                    &[Seg::Key("profiles"), Seg::Index(i), Seg::Key("id")],
+                    format!(
+                        "profiles {} and {} both claim specification identifier `{id}` under the \
+                         same conditions: detection cannot choose; give one `detection` \
+                         conditions or `auto: false`",
+                        b.reference(),
+                        a.reference()
+                    ),
+                ));
+            }
+        }
+    }
+}
+
 fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
+    check_document_types(p, diags);
+    check_detection(p, diags);
     let known: BTreeMap<String, ()> = tree.packs.iter().map(|s| (s.reference(), ())).collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, prof) in p.def.profiles.iter().enumerate() {
         let at = |key: &'static str| [Seg::Key("profiles"), Seg::Index(i), Seg::Key(key)];
+        if prof.documents.is_empty() {
+            diags.push(p.at(
+                &at("documents"),
+                format!(
+                    "profile {} names no document types: say which document elements it validates",
+                    prof.reference()
+                ),
+            ));
+        }
+        for (j, d) in prof.documents.iter().enumerate() {
+            let path = [
+                Seg::Key("profiles"),
+                Seg::Index(i),
+                Seg::Key("documents"),
+                Seg::Index(j),
+            ];
+            match p.def.document_types.iter().find(|t| t.id == *d) {
+                None => diags.push(p.at_value(
+                    &path,
+                    format!(
+                        "profile {} names unknown document type `{d}` (not in `document_types`)",
+                        prof.reference()
+                    ),
+                )),
+                Some(t) if t.unsupported.is_some() => diags.push(p.at_value(
+                    &path,
+                    format!(
+                        "profile {} names document type `{d}`, which is declared `unsupported`",
+                        prof.reference()
+                    ),
+                )),
+                Some(_) => {}
+            }
+            if prof.documents[..j].contains(d) {
+                diags.push(p.at_value(
+                    &path,
+                    format!(
+                        "profile {} names document type `{d}` twice",
+                        prof.reference()
+                    ),
+                ));
+            }
+        }
+        for (j, c) in prof.customization_ids.iter().enumerate() {
+            let path = [
+                Seg::Key("profiles"),
+                Seg::Index(i),
+                Seg::Key("customization_ids"),
+                Seg::Index(j),
+            ];
+            if c.is_empty() || c.chars().any(char::is_whitespace) {
+                diags.push(p.at_value(
+                    &path,
+                    format!("`{c}` is not a specification identifier (empty or with white space)"),
+                ));
+            }
+            if prof.customization_ids[..j].contains(c) {
+                diags.push(p.at_value(
+                    &path,
+                    format!("profile {} lists `{c}` twice", prof.reference()),
+                ));
+            }
+        }
         if !is_pack_id(&prof.id) {
             diags.push(p.at(
                 &at("id"),

@@ -31,12 +31,21 @@ pub(crate) fn pack_yaml(id: &str, version: &str, patterns: &[&str], extra: &str)
     s
 }
 
-/// A profiles.yaml with `(id, version, packs)` entries.
+/// The document type of the test vocabulary, `{urn:test:doc}Doc`, as `profiles.yaml`
+/// declares it (id `t-doc`).
+pub(crate) const T_DOCUMENT_TYPES: &str = "document_types:
+  - id: t-doc
+    namespace: urn:test:doc
+    root: Doc
+    title: Test document
+";
+
+/// A profiles.yaml with `(id, version, packs)` entries, each taking `t-doc` documents.
 pub(crate) fn profiles_yaml(profiles: &[(&str, &str, &[&str])]) -> String {
-    let mut s = String::from("profiles:\n");
+    let mut s = format!("{T_DOCUMENT_TYPES}profiles:\n");
     for (id, version, packs) in profiles {
         s.push_str(&format!(
-            "  - id: {id}\n    version: {version}\n    title: Profile {id}\n    packs: [{}]\n",
+            "  - id: {id}\n    version: {version}\n    title: Profile {id}\n    packs: [{}]\n    documents: [t-doc]\n",
             packs.join(", ")
         ));
     }
@@ -291,8 +300,138 @@ fn unknown_profile_pack_is_located() {
     let (_, diags) = load(dir.path());
     let d = only(&diags);
     assert!(d.file.ends_with("profiles.yaml"));
-    assert_eq!((d.line, d.column), (5, 20), "{d}");
+    assert_eq!((d.line, d.column), (10, 20), "{d}");
     assert!(d.message.contains("q@2"));
+}
+
+/// The good tree with `profiles` as its profiles.yaml; the diagnostics of loading it.
+fn load_with_profiles(profiles: &str) -> Vec<Diagnostic> {
+    let dir = tempfile::tempdir().unwrap();
+    good_tree(dir.path());
+    write(dir.path(), "profiles.yaml", profiles);
+    load(dir.path()).1
+}
+
+#[test]
+fn a_profile_must_name_its_document_types() {
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n  - id: prof\n    version: '1'\n    packs: [p@1.0]\n"
+    ));
+    let d = only(&diags);
+    assert!(d.message.contains("missing field `documents`"), "{d}");
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n  - id: prof\n    version: '1'\n    packs: [p@1.0]\n    documents: []\n"
+    ));
+    assert!(
+        only(&diags).message.contains("names no document types"),
+        "{diags:?}"
+    );
+}
+
+#[test]
+fn document_types_are_checked_where_they_are_named() {
+    let types = format!(
+        "{T_DOCUMENT_TYPES}  - id: cii
+    namespace: urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100
+    root: CrossIndustryInvoice
+    title: CII
+    unsupported: not yet
+  - id: t-doc-again
+    namespace: urn:test:doc
+    root: Doc
+    title: Same element
+  - id: Bad_Id
+    namespace: urn:x
+    root: 'x:y'
+    title: Bad
+"
+    );
+    let diags = load_with_profiles(&format!(
+        "{types}profiles:
+  - id: prof
+    version: '1'
+    packs: [p@1.0]
+    documents: [t-doc, nope, cii, t-doc]
+    customization_ids: ['urn:a', 'urn:a', 'with space']
+"
+    ));
+    let messages: Vec<String> = diags.iter().map(|d| d.to_string()).collect();
+    let has = |line: usize, text: &str| {
+        assert!(
+            diags
+                .iter()
+                .any(|d| d.line == line && d.message.contains(text)),
+            "no `{text}` at line {line}: {messages:#?}"
+        )
+    };
+    has(13, "same document element {urn:test:doc}Doc as `t-doc`");
+    has(15, "document type id `Bad_Id`");
+    has(17, "`x:y` is not an element local name");
+    has(23, "unknown document type `nope`");
+    has(23, "`cii`, which is declared `unsupported`");
+    has(23, "names document type `t-doc` twice");
+    has(24, "lists `urn:a` twice");
+    has(24, "`with space` is not a specification identifier");
+    assert_eq!(diags.len(), 8, "{messages:#?}");
+}
+
+#[test]
+fn detection_must_tell_profiles_apart() {
+    let profile = |id: &str, detection: &str| {
+        format!(
+            "  - id: {id}\n    version: '1'\n    packs: [p@1.0]\n    documents: [t-doc]\n    customization_ids: ['urn:a']\n{detection}"
+        )
+    };
+    // Same identifier, same (no) conditions: ambiguous.
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n{}{}",
+        profile("one", ""),
+        profile("two", "")
+    ));
+    let d = only(&diags);
+    assert!(
+        d.message
+            .contains("profiles one@1 and two@1 both claim specification identifier `urn:a`"),
+        "{d}"
+    );
+    // Conditions or `auto: false` tell them apart.
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n{}{}{}",
+        profile("one", ""),
+        profile("two", "    detection: {seller_country: SK}\n"),
+        profile("three", "    detection: {auto: false}\n")
+    ));
+    assert!(diags.is_empty(), "{diags:#?}");
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n{}",
+        profile("one", "    detection: {auto: false, buyer_country: sk}\n")
+    ));
+    let messages: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(diags.len(), 2, "{messages:#?}");
+    assert!(
+        messages[0].contains("`sk` is not an ISO 3166-1 alpha-2"),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("`buyer_country` has no effect"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn the_engines_own_rule_ids_are_reserved() {
+    for id in ["engine-error", "INVEX-DOCTYPE"] {
+        let dir = tempfile::tempdir().unwrap();
+        good_tree(dir.path());
+        write(
+            dir.path(),
+            "p/1.0/patterns/main.yaml",
+            &GOOD_PATTERN.replace("id: T-01", &format!("id: {id}")),
+        );
+        let (_, diags) = load(dir.path());
+        let d = only(&diags);
+        assert_eq!(d.message, format!("`{id}` is not a valid rule id"), "{d}");
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::lock::write_locks;
 use crate::pack::tests::{pack_yaml, profiles_yaml, write};
 
 const DOC: &str = r#"<Doc xmlns="urn:test:doc"><Line/><Line/></Doc>"#;
@@ -67,6 +68,7 @@ fn profiles_by_id_and_by_version() {
         "profiles.yaml",
         &profiles_yaml(&[("prof", "10", &["p@2"]), ("prof", "9", &["p@1"])]),
     );
+    write_locks(dir.path()).unwrap();
     let reg = Registry::open(dir.path()).unwrap();
     let cat = reg.current();
     assert_eq!(cat.ruleset("prof").unwrap().profile(), "prof@10");
@@ -82,15 +84,19 @@ fn reload_swaps_and_in_flight_rule_sets_stay_valid() {
     let dir = tempfile::tempdir().unwrap();
     versioned_pack(dir.path(), "1", "one");
     profile_on(dir.path(), "1");
+    write_locks(dir.path()).unwrap();
     let reg = Registry::open(dir.path()).unwrap();
     let before = reg.current().ruleset("prof").unwrap();
 
     versioned_pack(dir.path(), "2", "two");
     profile_on(dir.path(), "2");
+    write_locks(dir.path()).unwrap();
     let outcome = reg.reload().unwrap();
     assert_eq!(outcome.previous, ["p@1"]);
     assert_eq!(outcome.versions, ["p@1", "p@2"]);
     assert_eq!(outcome.profiles, ["prof@1"]);
+    // Only the new pack is tested again.
+    assert_eq!(outcome.fixtures_run, ["p@2"]);
 
     let after = reg.current().ruleset("prof").unwrap();
     let r = after.validate_bytes(DOC.as_bytes()).unwrap();
@@ -108,11 +114,14 @@ fn a_broken_pack_keeps_the_running_version() {
     let dir = tempfile::tempdir().unwrap();
     versioned_pack(dir.path(), "1", "one");
     profile_on(dir.path(), "1");
+    write_locks(dir.path()).unwrap();
     let reg = Registry::open(dir.path()).unwrap();
     let catalog_before = reg.current();
 
     break_pack(dir.path(), "1");
-    let err = reg.reload().unwrap_err();
+    let ReloadError::Load(err) = reg.reload().unwrap_err() else {
+        panic!("a load error expected")
+    };
     assert!(err.diagnostics[0].file.ends_with("main.yaml"));
     assert_eq!(err.diagnostics[0].line, 7);
 
@@ -130,8 +139,9 @@ fn a_broken_pack_keeps_the_running_version() {
         .unwrap();
     assert_eq!(r.findings[0].message, "one");
 
-    // Fixing it recovers.
+    // Fixing it (and vouching for it) recovers.
     versioned_pack(dir.path(), "1", "fixed");
+    write_locks(dir.path()).unwrap();
     reg.reload().unwrap();
     assert!(reg.status().ok);
     let r = reg
@@ -170,6 +180,7 @@ fn hot_reload_while_validating() {
     let dir = tempfile::tempdir().unwrap();
     versioned_pack(dir.path(), "1", "one");
     profile_on(dir.path(), "1");
+    write_locks(dir.path()).unwrap();
     let reg = Arc::new(Registry::open(dir.path()).unwrap());
     let guard = reg.watch_with_debounce(Duration::from_millis(100)).unwrap();
 
@@ -222,6 +233,7 @@ fn hot_reload_while_validating() {
     // A new version, then the profile switched to it.
     versioned_pack(dir.path(), "2", "two");
     profile_on(dir.path(), "2");
+    write_locks(dir.path()).unwrap();
     wait_for("p@2 in rules_version", Duration::from_secs(20), || {
         seen_v2.load(Ordering::Relaxed)
     });
@@ -250,4 +262,302 @@ fn hot_reload_while_validating() {
     drop(guard);
     assert_eq!(failures.load(Ordering::Relaxed), 0);
     assert!(reg.status().error.unwrap().contains("main.yaml"));
+}
+
+/// A pack `g@{version}` with three asserts in one pattern file, each with a fail fixture
+/// (and a common pass fixture), in profile `prof`.
+fn gated_pack(root: &Path, version: &str) {
+    write(
+        root,
+        &format!("g/{version}/pack.yaml"),
+        &pack_yaml("g", version, &["patterns/main.yaml"], ""),
+    );
+    let rule = |id: &str, test: &str, fail: &str| {
+        format!(
+            "  - context: /t:Doc
+    asserts:
+      - id: {id}
+        flag: fatal
+        test: {test}
+        message: {id} failed.
+        fixtures:
+          pass: [ok.xml]
+          fail: [{fail}]
+"
+        )
+    };
+    write(
+        root,
+        &format!("g/{version}/patterns/main.yaml"),
+        &format!(
+            "pattern: main\nrules:\n{}{}",
+            rule("G-1", "exists(t:Line)", "no-lines.xml"),
+            // Rules of one pattern see each node once: the other checks share the rule.
+            "      - id: G-2\n        flag: fatal\n        test: count(t:Line) < 3\n        \
+             message: G-2 failed.\n        fixtures:\n          pass: [ok.xml]\n          \
+             fail: [many-lines.xml]\n      - id: G-3\n        flag: fatal\n        \
+             test: not(t:Line[@bad])\n        message: G-3 failed.\n        fixtures:\n          \
+             pass: [ok.xml]\n          fail: [bad-line.xml]\n",
+        ),
+    );
+    let fixture = |name: &str, body: &str| {
+        write(
+            root,
+            &format!("g/{version}/fixtures/{name}"),
+            &format!("<Doc xmlns='urn:test:doc'>{body}</Doc>"),
+        )
+    };
+    fixture("ok.xml", "<Line/>");
+    fixture("no-lines.xml", "");
+    fixture("many-lines.xml", "<Line/><Line/><Line/>");
+    fixture("bad-line.xml", "<Line bad='1'/>");
+    write(
+        root,
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &[&format!("g@{version}")])]),
+    );
+}
+
+/// The pattern file of `g@{version}` cut right after its first check: still valid YAML,
+/// and a pack with one rule instead of three.
+fn truncate_after_first_check(root: &Path, version: &str) {
+    let path = root.join(format!("g/{version}/patterns/main.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cut = text.find("      - id: G-2").unwrap();
+    std::fs::write(&path, &text[..cut]).unwrap();
+}
+
+fn gated_registry() -> (tempfile::TempDir, Registry) {
+    let dir = tempfile::tempdir().unwrap();
+    gated_pack(dir.path(), "1");
+    write_locks(dir.path()).unwrap();
+    let reg = Registry::open(dir.path()).unwrap();
+    assert_eq!(reg.current().pack_infos()[0].rules, 3);
+    (dir, reg)
+}
+
+fn refusal(e: ReloadError) -> Vec<PackRefusal> {
+    match e {
+        ReloadError::Refused(r) => r.packs,
+        ReloadError::Load(e) => panic!("a refusal expected, got a load error: {e}"),
+    }
+}
+
+/// The reasons given for `pack`.
+fn reasons_for(refused: &[PackRefusal], pack: &str) -> Vec<String> {
+    refused
+        .iter()
+        .find(|r| r.pack == pack)
+        .unwrap_or_else(|| panic!("no refusal for {pack}: {refused:#?}"))
+        .reasons
+        .clone()
+}
+
+/// The live rule set still has every rule: the fixture of the rule a truncation would
+/// drop is still invalid.
+fn assert_still_three_rules(reg: &Registry, dir: &Path) {
+    let cat = reg.current();
+    assert_eq!(cat.pack_infos()[0].rules, 3);
+    let many = std::fs::read(dir.join("g/1/fixtures/many-lines.xml")).unwrap();
+    let r = cat.ruleset("prof").unwrap().validate_bytes(&many).unwrap();
+    assert!(!r.is_valid(), "{r:#?}");
+    assert_eq!(r.findings[0].rule_id, "G-2");
+}
+
+#[test]
+fn a_truncated_pattern_file_that_is_still_yaml_is_refused() {
+    let (dir, reg) = gated_registry();
+    truncate_after_first_check(dir.path(), "1");
+    // The truncated pack compiles on its own: only its lock tells.
+    assert!(Catalog::load(dir.path()).is_ok());
+    let refused = refusal(reg.reload().unwrap_err());
+    let reasons = reasons_for(&refused, "g@1");
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("patterns/main.yaml differs from pack.lock")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"the pack compiles to 1 rules, pack.lock says 3".to_string()),
+        "{reasons:?}"
+    );
+    // The fixtures the truncated file no longer names are noticed as well.
+    assert!(
+        reasons.contains(
+            &"pack.lock lists fixtures/many-lines.xml, which the pack no longer has or uses"
+                .to_string()
+        ),
+        "{reasons:?}"
+    );
+    assert_still_three_rules(&reg, dir.path());
+    let status = reg.status();
+    assert!(!status.ok);
+    assert_eq!(status.attempt, 2);
+    assert_eq!(status.refused, refused);
+    assert!(status
+        .error
+        .unwrap()
+        .contains("g@1: patterns/main.yaml differs"));
+    assert_eq!(status.versions, ["g@1"]);
+}
+
+#[test]
+fn a_pack_without_a_lock_is_refused_at_start_and_at_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    gated_pack(dir.path(), "1");
+    let e = Registry::open(dir.path()).unwrap_err();
+    let refused = refusal(e);
+    assert_eq!(
+        reasons_for(&refused, "g@1"),
+        ["no pack.lock: run `invex rules lock` once the pack is complete"]
+    );
+    assert_eq!(
+        reasons_for(&refused, "profiles.yaml"),
+        ["no profiles.lock: run `invex rules lock` once profiles.yaml is complete"]
+    );
+
+    write_locks(dir.path()).unwrap();
+    let reg = Registry::open(dir.path()).unwrap();
+    // A new version arrives without its lock: refused, the old one stays.
+    gated_pack(dir.path(), "2");
+    std::fs::copy(
+        dir.path().join("g/1/pack.lock"),
+        dir.path().join("g/2/pack.lock"),
+    )
+    .unwrap();
+    let refused = refusal(reg.reload().unwrap_err());
+    assert!(reasons_for(&refused, "g@2").contains(&"pack.lock is for g@1, not g@2".to_string()));
+    // profiles.yaml now stacks prof@1 on g@2.
+    let reasons = reasons_for(&refused, "profiles.yaml");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("profiles.yaml differs from profiles.lock (sha256 "),
+        "{reasons:?}"
+    );
+    assert_eq!(reg.current().versions(), ["g@1"]);
+    // With its own lock it goes live.
+    write_locks(dir.path()).unwrap();
+    let outcome = reg.reload().unwrap();
+    assert_eq!(outcome.versions, ["g@1", "g@2"]);
+    assert_eq!(outcome.fixtures_run, ["g@2"]);
+}
+
+#[test]
+fn a_lock_mismatch_in_a_fixture_or_profiles_yaml_is_refused() {
+    let (dir, reg) = gated_registry();
+    write(
+        dir.path(),
+        "g/1/fixtures/ok.xml",
+        "<Doc xmlns='urn:test:doc'><Line/><Line/></Doc>",
+    );
+    let refused = refusal(reg.reload().unwrap_err());
+    let reasons = reasons_for(&refused, "g@1");
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("fixtures/ok.xml differs from pack.lock (sha256 "),
+        "{reasons:?}"
+    );
+
+    // profiles.yaml cut between two profiles: valid YAML, one profile fewer.
+    write_locks(dir.path()).unwrap();
+    reg.reload().unwrap();
+    write(
+        dir.path(),
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &["g@1"]), ("other", "1", &["g@1"])]),
+    );
+    write_locks(dir.path()).unwrap();
+    reg.reload().unwrap();
+    write(
+        dir.path(),
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "1", &["g@1"])]),
+    );
+    let refused = refusal(reg.reload().unwrap_err());
+    let reasons = reasons_for(&refused, "profiles.yaml");
+    assert!(
+        reasons.contains(&"profile other@1 of profiles.lock is missing".to_string()),
+        "{reasons:?}"
+    );
+    assert!(reg.current().ruleset("other").is_some());
+}
+
+#[test]
+fn failing_fixtures_of_a_changed_pack_are_refused() {
+    let (dir, reg) = gated_registry();
+    // G-2 now allows up to 5 lines: its fail fixture (3 lines) passes. The lock is
+    // written without running fixtures, so only the gate's fixture run can tell.
+    let path = dir.path().join("g/1/patterns/main.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("count(t:Line) < 3", "count(t:Line) < 5"),
+    )
+    .unwrap();
+    write_locks(dir.path()).unwrap();
+    let refused = refusal(reg.reload().unwrap_err());
+    assert_eq!(
+        reasons_for(&refused, "g@1"),
+        ["fixture fixtures/many-lines.xml (G-2 fail) fails: expected the rule to fire, it did not"]
+    );
+    assert_still_three_rules(&reg, dir.path());
+    // The same set fails at start-up: every pack counts as changed there.
+    let e = Registry::open(dir.path()).unwrap_err();
+    assert_eq!(refusal(e)[0].pack, "g@1");
+}
+
+#[test]
+fn a_settled_multi_step_write_goes_live_once() {
+    let (dir, reg) = gated_registry();
+    let reg = Arc::new(reg);
+    let guard = reg.watch_with_debounce(Duration::from_millis(600)).unwrap();
+    let before = reg.status().attempt;
+    // A new version written file by file, its lock last, with short pauses.
+    let staging = tempfile::tempdir().unwrap();
+    gated_pack(staging.path(), "2");
+    write_locks(staging.path()).unwrap();
+    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    collect(staging.path(), staging.path(), &mut files);
+    // Pattern and fixture files first, then pack.yaml, profiles.yaml and the locks.
+    files.sort_by_key(|(rel, _)| {
+        let name = rel.to_string_lossy();
+        (
+            name.ends_with(".lock"),
+            name.ends_with("pack.yaml") || name.ends_with("profiles.yaml"),
+            name.to_string(),
+        )
+    });
+    for (rel, bytes) in &files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_for("the reload", Duration::from_secs(20), || {
+        reg.status().attempt > before
+    });
+    // No further event: no further reload.
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = reg.status();
+    assert_eq!(status.attempt, before + 1, "{status:?}");
+    assert!(status.ok, "{status:?}");
+    assert_eq!(status.versions, ["g@1", "g@2"]);
+    assert_eq!(
+        reg.current().ruleset("prof").unwrap().rules_version(),
+        ["g@2"]
+    );
+    drop(guard);
+}
+
+fn collect(base: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(base, &path, out);
+        } else {
+            let rel = path.strip_prefix(base).unwrap().to_path_buf();
+            out.push((rel, std::fs::read(&path).unwrap()));
+        }
+    }
 }

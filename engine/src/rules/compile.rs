@@ -4,9 +4,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::doctype::{DocumentGate, Scope};
 use crate::pack::yamlpos::{Pos, Seg};
 use crate::pack::{
-    self, Diagnostic, LetDef, LoadError, OverrideAction, PackSource, ProfileDef, Source, SourceTree,
+    self, Diagnostic, DocumentTypeDef, LetDef, LoadError, OverrideAction, PackSource, ProfileDef,
+    Source, SourceTree,
 };
 use crate::report::PrefixMap;
 use crate::xpath::{self, CompileError, StaticContext};
@@ -243,6 +245,7 @@ pub fn build_ruleset(
     profile: String,
     title: Option<String>,
     packs: Vec<Arc<CompiledPack>>,
+    gate: Option<DocumentGate>,
 ) -> Result<RuleSet, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut layers: Vec<Layer> = packs.into_iter().map(Layer::new).collect();
@@ -299,6 +302,7 @@ pub fn build_ruleset(
         profile,
         title,
         layers,
+        gate,
     })
 }
 
@@ -323,6 +327,8 @@ pub struct Compilation {
     pub packs: Vec<Arc<CompiledPack>>,
     /// Profiles whose packs all compiled and whose overrides resolve.
     pub profiles: Vec<CompiledProfile>,
+    /// Every document type `profiles.yaml` declares.
+    pub document_types: Arc<[DocumentTypeDef]>,
     /// Every error found (loading, compiling, profiles). Empty when all is well.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -362,13 +368,26 @@ pub fn compile_dir(root: &Path) -> Compilation {
     let by_ref: HashMap<String, Arc<CompiledPack>> =
         packs.iter().map(|p| (p.reference(), p.clone())).collect();
     let mut profiles = Vec::new();
+    let mut document_types: Arc<[DocumentTypeDef]> = Arc::new([]);
     if let Some(pf) = &sources.profiles {
+        document_types = pf.def.document_types.clone().into();
         for def in &pf.def.profiles {
             let members: Option<Vec<Arc<CompiledPack>>> =
                 def.packs.iter().map(|r| by_ref.get(r).cloned()).collect();
             // A missing member was reported by the loader or the pack's compilation.
             let Some(members) = members else { continue };
-            match build_ruleset(def.reference(), def.title.clone(), members) {
+            // An unknown type was reported by the loader.
+            let accepted = def
+                .documents
+                .iter()
+                .filter_map(|d| document_types.iter().find(|t| t.id == *d).cloned())
+                .collect();
+            let gate = DocumentGate {
+                scope: Scope::Profile(def.reference()),
+                accepted,
+                declared: document_types.clone(),
+            };
+            match build_ruleset(def.reference(), def.title.clone(), members, Some(gate)) {
                 Ok(rs) => profiles.push(CompiledProfile {
                     def: def.clone(),
                     rules: Arc::new(rs),
@@ -382,6 +401,7 @@ pub fn compile_dir(root: &Path) -> Compilation {
         sources,
         packs,
         profiles,
+        document_types,
         diagnostics,
     }
 }

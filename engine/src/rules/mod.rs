@@ -4,7 +4,9 @@
 //! stacks the packs of one profile (lowest first) with each higher pack's overrides
 //! applied; it is `Send + Sync` and shared through `Arc` by every validating thread.
 //!
-//! Validation ([`RuleSet::validate`]), per pack:
+//! A profile's rule set first checks the document element against the profile's document
+//! types ([`crate::doctype`]): a document of another type gets the single finding
+//! `INVEX-DOCTYPE` and no rule runs. Otherwise validation ([`RuleSet::validate`]), per pack:
 //! 1. global lets (the pack's, then each pattern's) once, with the document node as context;
 //! 2. per pattern, each rule's context nodes are selected once; a node is checked by the
 //!    FIRST rule of the pattern whose context matches it, later rules skip it;
@@ -24,8 +26,9 @@ use std::time::Instant;
 
 pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, CompiledProfile};
 
+use crate::doctype::{DocumentGate, Scope, NO_PROFILE};
 use crate::document::{Document, NodeId, ParseError};
-use crate::pack::OverrideAction;
+use crate::pack::{DocumentTypeDef, OverrideAction};
 use crate::report::{Counts, Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
 use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, RegionSelector, VarSlot};
 
@@ -256,6 +259,8 @@ pub struct RuleSet {
     profile: String,
     title: Option<String>,
     layers: Vec<Layer>,
+    /// The document types the profile validates (none for a pack's own rule set).
+    gate: Option<DocumentGate>,
 }
 
 const _: () = {
@@ -279,7 +284,31 @@ impl RuleSet {
             profile: pack.reference(),
             title: Some(pack.title.clone()),
             layers: vec![Layer::new(pack)],
+            gate: None,
         }
+    }
+
+    /// The rule set for a document no installed profile takes: no packs, and a gate that
+    /// refuses every document naming what the installed profiles take (`installed`).
+    pub fn no_profile(
+        installed: Vec<DocumentTypeDef>,
+        declared: Arc<[DocumentTypeDef]>,
+    ) -> RuleSet {
+        RuleSet {
+            profile: NO_PROFILE.to_string(),
+            title: None,
+            layers: Vec::new(),
+            gate: Some(DocumentGate {
+                scope: Scope::Installed,
+                accepted: installed,
+                declared,
+            }),
+        }
+    }
+
+    /// The document-type gate, when the rule set is a profile's.
+    pub fn gate(&self) -> Option<&DocumentGate> {
+        self.gate.as_ref()
     }
 
     /// The profile, `id@version`.
@@ -345,6 +374,16 @@ impl RuleSet {
     }
 
     fn run(&self, doc: &Document, region_nodes: usize, max_findings: usize) -> Report {
+        if let Some(gate) = self.gate.as_ref().filter(|g| !g.admits(doc)) {
+            // Rules written for other document types find nothing to check in this one:
+            // running them would call it valid.
+            return Report::new(
+                self.profile.clone(),
+                self.rules_version(),
+                vec![gate.refusal(doc)],
+                0,
+            );
+        }
         let mut run = Run {
             doc,
             paths: PathBuilder::new(doc),

@@ -120,7 +120,9 @@ pub fn evaluate(
         None => {
             catalog
                 .detected_ruleset(&doc)
-                .map_err(|_| ReviewError::Validation("no rule packs are loaded".into()))?
+                .map_err(|why| {
+                    ReviewError::Validation(format!("no profile could be detected: {why}"))
+                })?
                 .0
         }
     };

@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
+use invex_engine::registry::ReloadStatus;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -35,6 +36,12 @@ pub struct Ready {
     pub status: String,
     /// Packs in force, `id@version`.
     pub rulepacks: Vec<String>,
+    /// `current`: the last load attempt went live. `last-good`: a newer pack set was
+    /// refused (`last_reload` says why) and the packs in force are the last set that
+    /// passed.
+    pub rulepack_set: String,
+    /// The last load attempt (start, watcher or API).
+    pub last_reload: ReloadStatus,
 }
 
 #[utoipa::path(get, path = "/ready", tag = "operations",
@@ -51,9 +58,17 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
             "no rule packs are loaded; see GET /v1/rulepacks for the last load error",
         ));
     }
+    let last_reload = state.registry.status();
     Ok(Json(Ready {
         status: "ready".into(),
         rulepacks: catalog.versions(),
+        rulepack_set: if last_reload.ok {
+            "current"
+        } else {
+            "last-good"
+        }
+        .into(),
+        last_reload,
     }))
 }
 
