@@ -4,12 +4,13 @@
 //!
 //! Why: the async runtime has as many threads as cores. A job that holds one of them for
 //! milliseconds delays every other request on it, `/health` included; a job that holds it
-//! for seconds stalls the server. Heavy jobs therefore run on blocking threads, at most
-//! `workers` at a time, and excess ones wait a short while for a place or are refused with
-//! 503 and `Retry-After`. The in-flight budget bounds the memory that waiting and running
-//! requests hold together, whatever the number of connections.
+//! for seconds stalls the server. Heavy jobs therefore run on a pool of `workers` threads of
+//! their own, at a lower CPU priority than the threads that answer requests (so a saturated
+//! pool never starves them), and excess jobs wait a short while for a place or are refused
+//! with 503 and `Retry-After`. The in-flight budget bounds the memory that waiting and
+//! running requests hold together, whatever the number of connections.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,9 +49,9 @@ impl Default for AdmissionConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Resource {
-    Workers,
-    InflightBytes,
-    InflightDocuments,
+    Workers = 0,
+    InflightBytes = 1,
+    InflightDocuments = 2,
 }
 
 impl Resource {
@@ -84,6 +85,7 @@ pub enum Busy {
 const BYTE_UNIT: usize = 1024;
 
 pub struct Admission {
+    pool: rayon::ThreadPool,
     workers: Arc<Semaphore>,
     worker_count: usize,
     waiting: AtomicUsize,
@@ -93,6 +95,8 @@ pub struct Admission {
     byte_units: usize,
     documents: Arc<Semaphore>,
     document_budget: usize,
+    /// Requests refused, by resource (for the metrics).
+    refused: [AtomicU64; 3],
 }
 
 /// What an admitted request holds until it is answered.
@@ -103,15 +107,45 @@ pub struct Ticket {
     documents: Vec<OwnedSemaphorePermit>,
 }
 
+/// How much lower than the request threads heavy jobs run (a nice value, 0–19).
+const WORKER_NICENESS: i32 = 10;
+
+/// Lower the calling thread's CPU priority by [`WORKER_NICENESS`]. Linux keeps the nice
+/// value per thread, and `nice` changes the calling thread's (libc directly: one call
+/// needs no crate).
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: a system call on the calling thread; no memory is shared. `nice` answers -1
+    // both for an error and for a new value of -1, which lowering can never give.
+    let result = unsafe { libc::nice(WORKER_NICENESS) };
+    if result == -1 {
+        tracing::warn!("cannot lower the priority of a worker thread");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the worker pool: {0}")]
+pub struct PoolError(String);
+
 impl Admission {
-    pub fn new(config: &AdmissionConfig) -> Admission {
+    pub fn new(config: &AdmissionConfig) -> Result<Admission, PoolError> {
         let worker_count = match config.workers {
             0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
             n => n,
         };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(worker_count)
+            .thread_name(|i| format!("invex-worker-{i}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .map_err(|e| PoolError(e.to_string()))?;
         let byte_units = (config.inflight_bytes / BYTE_UNIT).max(1);
         let document_budget = config.inflight_documents.max(1);
-        Admission {
+        Ok(Admission {
+            pool,
             workers: Arc::new(Semaphore::new(worker_count)),
             worker_count,
             waiting: AtomicUsize::new(0),
@@ -121,7 +155,8 @@ impl Admission {
             byte_units,
             documents: Arc::new(Semaphore::new(document_budget)),
             document_budget,
-        }
+            refused: Default::default(),
+        })
     }
 
     /// Number of heavy jobs that may run at once.
@@ -137,11 +172,28 @@ impl Admission {
         )
     }
 
+    /// Requests refused so far for each resource.
+    pub fn refusals(&self) -> [(Resource, u64); 3] {
+        [
+            Resource::Workers,
+            Resource::InflightBytes,
+            Resource::InflightDocuments,
+        ]
+        .map(|r| (r, self.refused[r as usize].load(Ordering::Relaxed)))
+    }
+
+    fn refuse(&self, busy: Busy) -> Busy {
+        if let Busy::Saturated { resource, .. } | Busy::OverBudget { resource, .. } = &busy {
+            self.refused[*resource as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        busy
+    }
+
     fn saturated(&self, resource: Resource) -> Busy {
-        Busy::Saturated {
+        self.refuse(Busy::Saturated {
             resource,
             waited_ms: self.wait.as_millis() as u64,
-        }
+        })
     }
 
     async fn acquire(
@@ -152,11 +204,11 @@ impl Admission {
         resource: Resource,
     ) -> Result<OwnedSemaphorePermit, Busy> {
         if units > budget {
-            return Err(Busy::OverBudget {
+            return Err(self.refuse(Busy::OverBudget {
                 resource,
                 needed: units,
                 budget,
-            });
+            }));
         }
         let n = u32::try_from(units).map_err(|_| Busy::OverBudget {
             resource,
@@ -198,11 +250,11 @@ impl Admission {
         }
         let held: usize = ticket.documents.iter().map(|p| p.num_permits()).sum();
         if held + n > self.document_budget {
-            return Err(Busy::OverBudget {
+            return Err(self.refuse(Busy::OverBudget {
                 resource: Resource::InflightDocuments,
                 needed: held + n,
                 budget: self.document_budget,
-            });
+            }));
         }
         let permit = self
             .acquire(
@@ -240,13 +292,27 @@ impl Admission {
                 }
             }
         };
-        tokio::task::spawn_blocking(move || {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        // The permit guarantees a free thread: the job starts at once.
+        self.pool.spawn(move || {
             let _held = permit;
-            job()
-        })
-        .await
-        .map_err(|e| Busy::Failed(e.to_string()))
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            let _ = tx.send(outcome);
+        });
+        match rx.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(panic)) => Err(Busy::Failed(panic_message(&panic))),
+            Err(_) => Err(Busy::Failed("the worker stopped".into())),
+        }
     }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a job panicked".into())
 }
 
 #[cfg(test)]
@@ -262,6 +328,7 @@ mod tests {
             inflight_bytes: 10 * 1024,
             inflight_documents: 5,
         })
+        .expect("pool")
     }
 
     #[tokio::test]
@@ -332,6 +399,26 @@ mod tests {
         ));
         drop(t);
         a.hold_documents(&mut other, 5).await.expect("returned");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn jobs_run_at_a_lower_priority_than_the_caller() {
+        let a = admission(1, 50);
+        let nice = || {
+            let stat = std::fs::read_to_string("/proc/thread-self/stat").expect("stat");
+            let after = stat.rsplit_once(')').expect("name").1;
+            // Field 19 of the line (nice) is the 17th after the name.
+            after
+                .split_whitespace()
+                .nth(16)
+                .expect("nice")
+                .parse::<i32>()
+                .expect("int")
+        };
+        let ours = nice();
+        let theirs = a.run(nice).await.expect("ran");
+        assert_eq!(theirs, (ours + WORKER_NICENESS).min(19));
     }
 
     #[tokio::test]

@@ -165,6 +165,32 @@ impl Drop for BusyGuard {
     }
 }
 
+/// A response body that keeps its connection marked busy until it is sent (or dropped).
+struct Guarded {
+    body: Body,
+    _guard: BusyGuard,
+}
+
+impl HttpBody for Guarded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// Observed by the metrics: connections open now and connections refused or evicted.
 #[derive(Default)]
 pub struct ConnectionStats {
@@ -230,9 +256,15 @@ pub async fn serve(
                 let mut request = request.map(|body| Body::new(TimedBody::new(body, timeouts)));
                 request.extensions_mut().insert(ConnectInfo(peer));
                 async move {
-                    let response = app.oneshot(request).await;
-                    drop(guard);
-                    response
+                    // The connection counts as busy until the answer's body is sent.
+                    app.oneshot(request).await.map(|response| {
+                        response.map(|body| {
+                            Body::new(Guarded {
+                                body,
+                                _guard: guard,
+                            })
+                        })
+                    })
                 }
             })
         };
@@ -240,19 +272,23 @@ pub async fn serve(
         let (registry, stats, mut stop) = (registry.clone(), stats.clone(), stop_rx.clone());
         tasks.spawn(async move {
             tokio::pin!(connection);
-            let evicted = tokio::select! {
+            let graceful = tokio::select! {
                 result = connection.as_mut() => {
                     log_end(result);
                     false
                 }
-                _ = conn.evict.notified() => true,
-                _ = stop.wait_for(|s| *s) => false,
+                _ = conn.evict.notified() => {
+                    stats.evicted.fetch_add(1, Ordering::Relaxed);
+                    // Service calls happen inside the connection's poll on this task, so
+                    // none can start between this check and the drop: a connection with no
+                    // request in progress is closed at once (a graceful shutdown would wait
+                    // for the half-sent header of a slow client); one that has begun a
+                    // request is let finish it.
+                    conn.busy.load(Ordering::Acquire) > 0
+                }
+                _ = stop.wait_for(|s| *s) => true,
             };
-            if evicted {
-                stats.evicted.fetch_add(1, Ordering::Relaxed);
-            }
-            if evicted || *stop.borrow() {
-                // Idle: closes at once; in a request: after its answer.
+            if graceful {
                 connection.as_mut().graceful_shutdown();
                 log_end(connection.await);
             }

@@ -216,9 +216,16 @@ fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         let mut running = invex_server::start(config, None).await?;
-        if let Some(key) = &running.bootstrap_key {
+        match &running.bootstrap_key {
             // Shown once: only its hash is stored.
-            eprintln!("invex: created the bootstrap admin key (shown once, store it now): {key}");
+            Some(key) if running.bootstrap_key_generated => {
+                eprintln!(
+                    "invex: created the bootstrap admin key (shown once, store it now): {key}"
+                )
+            }
+            // The configuration's owner knows it; a secret from the environment is never echoed.
+            Some(_) => eprintln!("invex: created the bootstrap admin key from INVEX_BOOTSTRAP_KEY"),
+            None => {}
         }
         eprintln!(
             "invex: listening on http://{} ({} mode); API reference at http://{}/docs",

@@ -31,6 +31,11 @@ pub struct Metrics {
     webhook_attempts: IntCounterVec,
     webhook_latency: HistogramVec,
     auth_throttled: IntCounterVec,
+    workers_busy: IntGauge,
+    workers_waiting: IntGauge,
+    admission_refused: IntCounterVec,
+    connections_open: IntGauge,
+    connections_closed: IntCounterVec,
     profiles: BoundedLabel,
 }
 
@@ -115,6 +120,17 @@ const BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// Load figures kept by the admission pool and the listener, read when metrics are rendered.
+#[derive(Debug)]
+pub struct Load {
+    pub workers_busy: usize,
+    pub workers_waiting: usize,
+    pub admission_refused: [(crate::admission::Resource, u64); 3],
+    pub connections_open: usize,
+    pub connections_evicted: u64,
+    pub connections_refused: u64,
+}
+
 impl Metrics {
     pub fn new() -> Result<Metrics, prometheus::Error> {
         let registry = Registry::new();
@@ -167,6 +183,34 @@ impl Metrics {
             ),
             &["scope"],
         )?;
+        let workers_busy = IntGauge::new(
+            "invex_workers_busy",
+            "Heavy jobs (parse, validate, convert, render) running on the worker pool",
+        )?;
+        let workers_waiting = IntGauge::new(
+            "invex_workers_waiting",
+            "Requests waiting for a worker of the pool",
+        )?;
+        let admission_refused = IntCounterVec::new(
+            Opts::new(
+                "invex_admission_refused_total",
+                "Heavy requests refused (503 server-busy or 413) by the limit they met",
+            ),
+            &["limit"],
+        )?;
+        let connections_open = IntGauge::new("invex_connections_open", "Open client connections")?;
+        let connections_closed = IntCounterVec::new(
+            Opts::new(
+                "invex_connections_shed_total",
+                "Connections closed to keep to the connection cap: `evicted` (idle, to make room) or `refused` (every connection was in a request)",
+            ),
+            &["reason"],
+        )?;
+        for c in [&workers_busy, &workers_waiting, &connections_open] {
+            registry.register(Box::new(c.clone()))?;
+        }
+        registry.register(Box::new(admission_refused.clone()))?;
+        registry.register(Box::new(connections_closed.clone()))?;
         registry.register(Box::new(auth_throttled.clone()))?;
         registry.register(Box::new(webhook_attempts.clone()))?;
         registry.register(Box::new(webhook_latency.clone()))?;
@@ -185,6 +229,11 @@ impl Metrics {
             webhook_attempts,
             webhook_latency,
             auth_throttled,
+            workers_busy,
+            workers_waiting,
+            admission_refused,
+            connections_open,
+            connections_closed,
             profiles: BoundedLabel::new(MAX_PROFILE_LABELS),
         })
     }
@@ -231,8 +280,27 @@ impl Metrics {
             .inc();
     }
 
-    /// The exposition text, with the rule-pack gauges set from `catalog` first.
-    pub fn render(&self, catalog: &Catalog, status: &ReloadStatus) -> String {
+    /// The exposition text, with the rule-pack gauges set from `catalog` and the load
+    /// figures from `load` first.
+    pub fn render(&self, catalog: &Catalog, status: &ReloadStatus, load: &Load) -> String {
+        self.workers_busy.set(load.workers_busy as i64);
+        self.workers_waiting.set(load.workers_waiting as i64);
+        for (resource, n) in load.admission_refused {
+            let c = self
+                .admission_refused
+                .with_label_values(&[resource.as_str()]);
+            c.reset();
+            c.inc_by(n);
+        }
+        self.connections_open.set(load.connections_open as i64);
+        for (reason, n) in [
+            ("evicted", load.connections_evicted),
+            ("refused", load.connections_refused),
+        ] {
+            let c = self.connections_closed.with_label_values(&[reason]);
+            c.reset();
+            c.inc_by(n);
+        }
         self.rulepacks.reset();
         for pack in catalog.pack_infos() {
             self.rulepacks

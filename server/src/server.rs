@@ -44,6 +44,9 @@ pub struct Running {
     pub addr: SocketAddr,
     /// The bootstrap admin key when this start created it (empty database).
     pub bootstrap_key: Option<String>,
+    /// Whether that key was generated here (and must be shown once) rather than taken from
+    /// the configuration (whose owner knows it: it is never shown).
+    pub bootstrap_key_generated: bool,
     pub state: AppState,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
@@ -90,6 +93,7 @@ impl Running {
 pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Running, StartError> {
     let store = Store::connect(&config.database_url).await?;
     let bootstrap_key = bootstrap(&store, &config).await?;
+    let generated = config.bootstrap_key.is_none();
     let registry = match registry {
         Some(r) => r,
         None => {
@@ -159,7 +163,10 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         delivery: delivery.clone(),
         company: Arc::new(company),
         peppol,
-        admission: Arc::new(crate::admission::Admission::new(&config_admission)),
+        admission: Arc::new(
+            crate::admission::Admission::new(&config_admission)
+                .map_err(|e| StartError::Task(e.to_string()))?,
+        ),
         connections: Arc::default(),
     };
     let app = crate::routes::router(state.clone());
@@ -197,6 +204,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     Ok(Running {
         addr,
+        bootstrap_key_generated: bootstrap_key.is_some() && generated,
         bootstrap_key,
         state,
         shutdown: Some(tx),

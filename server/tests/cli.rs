@@ -199,6 +199,8 @@ fn evidence_package(meaning_after_hashing: Option<&str>) -> Vec<u8> {
         environment: "sandbox".into(),
         created_at: "2026-11-24T10:00:00Z".into(),
         updated_at: "2026-11-24T10:00:00Z".into(),
+        issue_date: Some("2026-11-24".into()),
+        seller_ids: "SK2022749619".into(),
     };
     let package = EvidencePackage::build(&invoice, timeline, "2026-11-24T10:00:01Z".into());
     to_zip(&package).unwrap()
@@ -313,4 +315,58 @@ fn convert_writes_ready_xml_and_holds_uncertain_invoices_for_review() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stdout(&o).contains("junk.xml"));
+}
+
+/// The bootstrap key is shown once when invex generates it, and never when it comes from
+/// the environment (a secret its owner already has, which logs must not capture).
+#[test]
+fn serve_shows_a_generated_bootstrap_key_and_never_a_configured_one() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let start = |configured: Option<&str>| -> String {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("port");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_invex"));
+        command
+            .arg("serve")
+            .env("INVEX_BIND", format!("127.0.0.1:{port}"))
+            .env(
+                "INVEX_DATABASE_URL",
+                format!("sqlite://{}?mode=rwc", dir.path().join("db").display()),
+            )
+            .env("INVEX_RULEPACKS", repo().join("rulepacks"))
+            .env("INVEX_WATCH_RULEPACKS", "false")
+            .env_remove("INVEX_BOOTSTRAP_KEY")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(key) = configured {
+            command.env("INVEX_BOOTSTRAP_KEY", key);
+        }
+        let mut child = command.spawn().expect("serve starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let line = line.expect("line");
+            said.push_str(&line);
+            said.push('\n');
+            if line.contains("listening on") {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        said
+    };
+    let secret = "configured-bootstrap-secret-0001";
+    let configured = start(Some(secret));
+    assert!(!configured.contains(secret), "{configured}");
+    assert!(
+        configured.contains("from INVEX_BOOTSTRAP_KEY"),
+        "{configured}"
+    );
+    let generated = start(None);
+    assert!(generated.contains("shown once"), "{generated}");
 }

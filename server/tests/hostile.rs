@@ -10,7 +10,7 @@
 
 mod hostile_support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hostile_support::*;
 
@@ -182,6 +182,156 @@ async fn health_answers_while_the_worst_is_in_flight() {
     drop(slow);
     let peak = server.peak_rss_mb();
     eprintln!("two 20 MiB sends: peak RSS {peak} MB");
+    assert!(peak <= 1024, "peak RSS {peak} MB");
+    server.assert_alive().await;
+}
+
+/// The other classes of the issue, against the real process at once, with `/health`
+/// probed throughout: documents that are not invoices, made-up methods growing `/metrics`,
+/// key guessing, webhook targets inside the network, concurrent revocations of admin keys.
+#[tokio::test]
+async fn every_other_class_is_refused_cleanly() {
+    let _serial = serial().await;
+    let server = Server::start(&[("INVEX_AUTH_FAILURES_PER_MINUTE", "30")]).await;
+    server.connect_sandbox_partner().await;
+    let probe = HealthProbe::start(server.port);
+
+    // Not invoices: invalid with INVEX-DOCTYPE on validation, 422 on send.
+    let cii = r#"<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"/>"#;
+    for (n, doc) in ["<html><body>hello</body></html>", "<a/>", cii]
+        .into_iter()
+        .enumerate()
+    {
+        let r = server
+            .v1_post("/v1/invoice/validate")
+            .header("Content-Type", "application/xml")
+            .body(doc)
+            .send()
+            .await
+            .expect("validated");
+        assert_eq!(r.status(), 200);
+        let v: serde_json::Value = r.json().await.expect("json");
+        assert_eq!(v["verdict"], "invalid", "{v}");
+        assert_eq!(v["findings"][0]["rule_id"], "INVEX-DOCTYPE", "{v}");
+        let (status, answer) = server
+            .send_xml(&format!("not-invoice-{n}"), doc.into())
+            .await;
+        assert_eq!(status, 422, "{answer}");
+    }
+
+    // 5,000 made-up methods leave /metrics small.
+    let client = server.client.clone();
+    for i in 0..5_000 {
+        let method = reqwest::Method::from_bytes(format!("M{i:06}X").as_bytes()).expect("token");
+        let _ = client
+            .request(method, format!("{}/health", server.base))
+            .send()
+            .await;
+    }
+    let metrics = client
+        .get(format!("{}/metrics", server.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.len() < 64 * 1024,
+        "/metrics is {} bytes",
+        metrics.len()
+    );
+
+    // Key guessing meets 429; the real key keeps working.
+    let mut throttled = 0;
+    for i in 0..200 {
+        let r = client
+            .get(format!("{}/v1/usage", server.base))
+            .header(
+                "X-API-Key",
+                format!("inx_guess{i:08}_0000000000000000000000"),
+            )
+            .send()
+            .await
+            .expect("answered");
+        if r.status() == 429 {
+            assert!(r.headers().contains_key("retry-after"));
+            throttled += 1;
+        }
+    }
+    assert!(
+        throttled >= 150,
+        "only {throttled} of 200 guesses were throttled"
+    );
+    let r = client
+        .get(format!("{}/v1/usage", server.base))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 200);
+
+    // Webhook targets inside the network, in the forms the issue found accepted.
+    for url in [
+        "https://localhost./hook",
+        "https://foo.localhost/hook",
+        "https://0.1.2.3/hook",
+        "https://[::127.0.0.1]/hook",
+        "https://[::a9fe:a9fe]/hook",
+        "https://[64:ff9b::a9fe:a9fe]/hook",
+        "https://198.18.0.1/hook",
+        "https://240.0.0.1/hook",
+    ] {
+        let r = server
+            .v1_post("/v1/webhooks")
+            .json(&serde_json::json!({"url": url, "event_types": ["invoice.delivered"]}))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), 422, "{url} was accepted");
+    }
+
+    // Concurrent revocations of every admin key leave one.
+    let mut keys = Vec::new();
+    for n in 0..3 {
+        let k: serde_json::Value = server
+            .v1_post("/v1/keys")
+            .json(&serde_json::json!({"role": "admin", "name": format!("admin {n}")}))
+            .send()
+            .await
+            .expect("created")
+            .json()
+            .await
+            .expect("json");
+        keys.push(k["id"].as_str().expect("id").to_string());
+    }
+    let revokes = keys.iter().map(|id| {
+        client
+            .delete(format!("{}/v1/keys/{id}", server.base))
+            .header("X-API-Key", KEY)
+            .send()
+    });
+    futures_util::future::join_all(revokes).await;
+    let list: serde_json::Value = client
+        .get(format!("{}/v1/keys", server.base))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("listed")
+        .json()
+        .await
+        .expect("json");
+    let active_admins = list["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .filter(|k| k["role"] == "admin" && k["revoked_at"].is_null())
+        .count();
+    assert!(active_admins >= 1, "{list}");
+
+    let latencies = probe.stop().await;
+    assert_fast_health(&latencies, "the mixed attack");
+    let peak = server.peak_rss_mb();
     assert!(peak <= 1024, "peak RSS {peak} MB");
     server.assert_alive().await;
 }

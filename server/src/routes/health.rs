@@ -75,9 +75,19 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (workers_busy, workers_waiting) = state.admission.load();
+    let load = crate::metrics::Load {
+        workers_busy,
+        workers_waiting,
+        admission_refused: state.admission.refusals(),
+        connections_open: state.connections.open.load(Relaxed),
+        connections_evicted: state.connections.evicted.load(Relaxed),
+        connections_refused: state.connections.refused.load(Relaxed),
+    };
     let body = state
         .metrics
-        .render(&state.registry.current(), &state.registry.status());
+        .render(&state.registry.current(), &state.registry.status(), &load);
     (
         [(
             header::CONTENT_TYPE,

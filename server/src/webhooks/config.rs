@@ -14,9 +14,6 @@ pub const DEFAULT_RETRY_SCHEDULE_MS: [u64; 7] = [
     10 * 3_600_000,
 ];
 
-/// The networks the sandbox delivers to by default: local receivers during development.
-pub const LOOPBACK_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WebhooksConfig {
@@ -34,11 +31,14 @@ pub struct WebhooksConfig {
     pub batch_size: u32,
     /// Accept `http://` endpoint URLs (the scheme only: where they may point is
     /// `allowed_networks`' business). Without it only `https://` is accepted, plus
-    /// `http://` to loopback hosts in the sandbox.
+    /// `http://` to this machine in the sandbox (see [`TargetPolicy`]).
+    ///
+    /// [`TargetPolicy`]: super::target::TargetPolicy
     pub allow_http: bool,
     /// Special-purpose networks (loopback, private, ...) webhooks may nevertheless be sent
-    /// to, e.g. `["10.20.0.0/16"]` for an ERP inside the operator's network. Unset: the
-    /// loopback networks (`127.0.0.0/8`, `::1/128`) in the sandbox, none in production.
+    /// to, e.g. `["10.20.0.0/16"]` for an ERP inside the operator's network. None by
+    /// default. (The sandbox's local-development exception — the host `localhost` or a
+    /// literal loopback address, named as such in the URL — needs no entry here.)
     pub allowed_networks: Option<Vec<ipnet::IpNet>>,
     /// The DNS server (`ip:port`) that resolves endpoint host names at delivery; the
     /// system's resolver configuration when unset.
@@ -69,15 +69,8 @@ impl Default for WebhooksConfig {
 
 impl WebhooksConfig {
     /// The special-purpose networks endpoints may be in, under `mode`.
-    pub fn allowed_networks(&self, mode: crate::config::Mode) -> Vec<ipnet::IpNet> {
-        match (&self.allowed_networks, mode) {
-            (Some(list), _) => list.clone(),
-            (None, crate::config::Mode::Sandbox) => LOOPBACK_NETWORKS
-                .iter()
-                .filter_map(|n| n.parse().ok())
-                .collect(),
-            (None, crate::config::Mode::Production) => Vec::new(),
-        }
+    pub fn allowed_networks(&self) -> Vec<ipnet::IpNet> {
+        self.allowed_networks.clone().unwrap_or_default()
     }
 
     /// Apply one `INVEX_WEBHOOKS_*` variable (`key` without the `INVEX_` prefix).
@@ -146,33 +139,18 @@ mod tests {
     }
 
     #[test]
-    fn allowed_networks_default_to_loopback_in_the_sandbox_only() {
-        use crate::config::Mode;
+    fn allowed_networks_are_none_unless_listed() {
         let mut c = WebhooksConfig::default();
-        let loopback: std::net::IpAddr = "127.0.0.1".parse().expect("ip");
-        assert!(c
-            .allowed_networks(Mode::Sandbox)
-            .iter()
-            .any(|n| n.contains(&loopback)));
-        assert!(c.allowed_networks(Mode::Production).is_empty());
+        assert!(c.allowed_networks().is_empty());
         c.apply_env("WEBHOOKS_ALLOWED_NETWORKS", "10.20.0.0/16, fd00::1".into())
             .expect("list");
-        assert_eq!(c.allowed_networks(Mode::Production).len(), 2);
+        assert_eq!(c.allowed_networks().len(), 2);
         c.apply_env("WEBHOOKS_ALLOWED_NETWORKS", "".into())
             .expect("empty");
-        assert!(
-            c.allowed_networks(Mode::Sandbox).is_empty(),
-            "explicitly none"
-        );
+        assert!(c.allowed_networks().is_empty());
         assert!(c
             .apply_env("WEBHOOKS_ALLOWED_NETWORKS", "intranet".into())
             .is_err());
-        c.apply_env("WEBHOOKS_DNS_SERVER", "127.0.0.1:5353".into())
-            .expect("dns");
-        assert_eq!(c.dns_server.map(|a| a.port()), Some(5353));
-        c.apply_env("WEBHOOKS_MAX_ENDPOINTS", "3".into())
-            .expect("cap");
-        assert_eq!(c.max_endpoints_per_tenant, 3);
     }
 
     #[test]

@@ -104,11 +104,20 @@ impl TargetPolicy {
     }
 
     pub fn from_config(mode: Mode, config: &super::WebhooksConfig) -> TargetPolicy {
-        TargetPolicy::new(mode, config.allow_http, config.allowed_networks(mode))
+        TargetPolicy::new(mode, config.allow_http, config.allowed_networks())
+    }
+
+    /// The sandbox's local-development exception: a URL that names this machine outright —
+    /// the host `localhost` or a literal loopback address — may be called in the sandbox,
+    /// over `http://` too, so a developer's receiver works. Nothing else reaches loopback:
+    /// not `*.localhost`, not a DNS name that resolves there (on a hosted sandbox that
+    /// would be the server's own machine).
+    fn local_development(&self, host: &str) -> bool {
+        self.mode == Mode::Sandbox && is_this_machine(host)
     }
 
     /// Check an endpoint URL at registration; the URL as it will be stored. `https://`
-    /// always; `http://` when `allow_http` is set, or to loopback hosts in the sandbox
+    /// always; `http://` when `allow_http` is set, or to this machine in the sandbox
     /// (local development). Signed payloads in clear over the internet would expose
     /// invoice data.
     pub fn check_url(&self, raw: &str) -> Result<String, UrlError> {
@@ -124,7 +133,9 @@ impl TargetPolicy {
         if host.is_empty() {
             return Err(UrlError::Malformed("no host".into()));
         }
+        let local = self.local_development(host);
         match literal(host) {
+            _ if local => {}
             Some(ip) => self
                 .check_ip(ip)
                 .map_err(|special| UrlError::PrivateAddress(format!("{ip} ({special})")))?,
@@ -137,8 +148,7 @@ impl TargetPolicy {
         }
         match url.scheme() {
             "https" => {}
-            "http" if self.allow_http => {}
-            "http" if self.mode == Mode::Sandbox && is_loopback_host(host) => {}
+            "http" if self.allow_http || local => {}
             _ => return Err(UrlError::NotHttps),
         }
         Ok(url.to_string())
@@ -149,6 +159,9 @@ impl TargetPolicy {
     pub fn check_delivery(&self, url: &str) -> Result<(), Refused> {
         let url = reqwest::Url::parse(url).map_err(|e| Refused::Url(e.to_string()))?;
         let host = url.host_str().unwrap_or_default();
+        if self.local_development(host) {
+            return Ok(());
+        }
         match literal(host) {
             Some(ip) => self
                 .check_ip(ip)
@@ -176,9 +189,10 @@ impl TargetPolicy {
         Err(special)
     }
 
-    /// A host name may be called unless it can only lead inside: `localhost` names need
-    /// the loopback networks allowed, other internal names some other allowed network
-    /// (their addresses are checked at delivery all the same).
+    /// A host name may be called unless it can only lead inside: `localhost` and its
+    /// subdomains never (the sandbox's exact `localhost` is handled before), other internal
+    /// names only when some network is allowed (their addresses are checked at delivery all
+    /// the same).
     pub fn check_name(&self, host: &str) -> Result<(), &'static str> {
         let host = host.to_ascii_lowercase();
         if host.ends_with('.') {
@@ -186,35 +200,17 @@ impl TargetPolicy {
         }
         let Some((_, tld)) = host.rsplit_once('.') else {
             if host == "localhost" {
-                return self.loopback_name();
+                return Err("is a name of this machine (localhost)");
             }
             return Err("is a single label, which only a local resolver can answer");
         };
         if tld == "localhost" {
-            return self.loopback_name();
+            return Err("is a name of this machine (localhost)");
         }
-        if INTERNAL_TLDS.contains(&tld) && !self.allows_other_than_loopback() {
+        if INTERNAL_TLDS.contains(&tld) && self.allowed.is_empty() {
             return Err("is under a top-level name used only inside networks");
         }
         Ok(())
-    }
-
-    fn loopback_name(&self) -> Result<(), &'static str> {
-        let loopback = [
-            IpAddr::from([127, 0, 0, 1]),
-            IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1]),
-        ];
-        if loopback.iter().any(|ip| self.check_ip(*ip).is_ok()) {
-            Ok(())
-        } else {
-            Err("is a name of this machine (localhost)")
-        }
-    }
-
-    fn allows_other_than_loopback(&self) -> bool {
-        self.allowed
-            .iter()
-            .any(|net| !matches!(special_purpose(net.network()), Some(s) if s.name == "loopback"))
     }
 }
 
@@ -226,11 +222,10 @@ fn literal(host: &str) -> Option<IpAddr> {
         .ok()
 }
 
-fn is_loopback_host(host: &str) -> bool {
-    let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || literal(&host).is_some_and(|ip| ip.to_canonical().is_loopback())
+/// `localhost` itself, or a literal loopback address (IPv4-mapped included).
+fn is_this_machine(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || literal(host).is_some_and(|ip| ip.to_canonical().is_loopback())
 }
 
 /// The HTTP client's resolver for webhook deliveries: resolves a host name and hands the
@@ -266,6 +261,13 @@ impl CheckedResolver {
 
     /// The checked addresses of `host`.
     pub async fn addresses(&self, host: &str) -> Result<Vec<IpAddr>, ResolveFailure> {
+        if self.policy.local_development(host) {
+            // `localhost` is this machine by definition (RFC 6761); no resolver is asked.
+            return Ok(vec![
+                IpAddr::from([127, 0, 0, 1]),
+                IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1]),
+            ]);
+        }
         self.policy
             .check_name(host)
             .map_err(|reason| Refused::Name {
@@ -425,10 +427,22 @@ mod tests {
                 .map_err(|s| s.block),
             Err("10.0.0.0/8")
         );
-        // The sandbox's loopback exception covers loopback and localhost names only.
-        assert!(sandbox().check_url("https://foo.localhost/h").is_ok());
-        assert!(sandbox().check_url("https://printer.local/h").is_err());
-        assert!(sandbox().check_ip("127.0.0.1".parse().expect("ip")).is_ok());
+        // The sandbox's local-development exception covers `localhost` and literal
+        // loopback addresses named in the URL, nothing that merely leads there.
+        assert!(sandbox().check_url("https://localhost/h").is_ok());
+        assert!(sandbox().check_url("https://127.0.0.2/h").is_ok());
+        for url in [
+            "https://foo.localhost/h",
+            "https://localhost./h",
+            "https://[::127.0.0.1]/h",
+            "https://0.1.2.3/h",
+            "https://printer.local/h",
+        ] {
+            assert!(sandbox().check_url(url).is_err(), "{url}");
+        }
+        assert!(sandbox()
+            .check_ip("127.0.0.1".parse().expect("ip"))
+            .is_err());
         assert!(sandbox()
             .check_ip("169.254.169.254".parse().expect("ip"))
             .is_err());
