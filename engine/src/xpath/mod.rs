@@ -176,7 +176,53 @@ impl Expr {
     }
 }
 
+/// Longest expression compiled (the longest shipped one, a code list, is about 8 KB).
+const MAX_EXPRESSION_BYTES: usize = 64 * 1024;
+/// Deepest nesting of brackets compiled (shipped rules nest at most 7 deep). The XPath
+/// parser we use (xee-xpath-ast, a backtracking combinator parser) takes time exponential
+/// in the nesting depth — about twice as long per level: fuzzing found an 800-byte
+/// expression that took minutes. Refusing deeper nesting up front keeps every compile
+/// well under a second.
+const MAX_NESTING: usize = 12;
+
+/// Refuse an expression the parser would take too long over, before it sees it.
+fn within_parser_limits(src: &str) -> Result<(), CompileError> {
+    if src.len() > MAX_EXPRESSION_BYTES {
+        return Err(CompileError {
+            message: format!(
+                "the expression is {} bytes long; at most {MAX_EXPRESSION_BYTES} are compiled",
+                src.len()
+            ),
+            offset: None,
+        });
+    }
+    let (mut depth, mut quote) = (0usize, None);
+    for (i, c) in src.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(CompileError {
+                        message: format!(
+                            "brackets nest more than {MAX_NESTING} levels deep here; split the \
+                             expression (a `let`, a helper function)"
+                        ),
+                        offset: Some(i),
+                    });
+                }
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn parse(src: &str, sc: &StaticContext) -> Result<xee_xpath_ast::ast::XPath, CompileError> {
+    within_parser_limits(src)?;
     sc.parser().parse_xpath(src).map_err(|e| {
         let span = e.span();
         CompileError {

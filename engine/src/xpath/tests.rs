@@ -387,3 +387,34 @@ fn name_only_predicates_and_string_comparisons() {
     assert_eq!(s("normalize-space('  a \t b\n')"), "a b");
     assert_eq!(s("normalize-space('a b')"), "a b");
 }
+
+/// The XPath parser's time grows exponentially with bracket nesting (fuzzing found an
+/// 800-byte expression that took minutes): deeper nesting than any rule needs is refused
+/// before parsing, at once, with the place named.
+#[test]
+fn deeply_nested_expressions_are_refused_before_parsing() {
+    let sc = StaticContext::new();
+    let nested =
+        |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+    assert!(compile(&nested("(", ")", 12), &sc).is_ok());
+    let start = std::time::Instant::now();
+    // The offset is the thirteenth opening bracket's.
+    for (src, offset) in [
+        (nested("(", ")", 40), 12),
+        (format!(".{}", "[".repeat(40)), 13),
+        (nested("f(", ")", 40), 25),
+    ] {
+        let e = compile(&src, &sc).expect_err("too deep");
+        assert!(e.message.contains("nest more than 12"), "{e}");
+        assert_eq!(e.offset, Some(offset), "{src}");
+    }
+    assert!(start.elapsed() < std::time::Duration::from_secs(1));
+    // Brackets inside string literals are text.
+    let quoted = format!("concat('{}', \"{}\")", "(".repeat(40), "[".repeat(40));
+    assert!(compile(&quoted, &sc).is_ok());
+    let long = format!("'{}'", "x".repeat(70 * 1024));
+    assert!(compile(&long, &sc)
+        .expect_err("long")
+        .message
+        .contains("bytes long"));
+}

@@ -208,14 +208,35 @@ impl Server {
 
     /// Peak resident memory of the process so far (VmHWM), in MB.
     pub fn peak_rss_mb(&self) -> u64 {
+        self.status_mb("VmHWM:")
+    }
+
+    /// Resident memory of the process now (VmRSS), in MB.
+    pub fn rss_mb(&self) -> u64 {
+        self.status_mb("VmRSS:")
+    }
+
+    fn status_mb(&self, field: &str) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .expect("the server process exists");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map(|kb| kb / 1024)
-            .expect("VmHWM")
+            .expect(field)
+    }
+
+    /// Wait until the resident memory is at most `mb` (memory returned after a load).
+    pub async fn rss_falls_to(&self, mb: u64, within: Duration) -> u64 {
+        let deadline = Instant::now() + within;
+        loop {
+            let now = self.rss_mb();
+            if now <= mb || Instant::now() > deadline {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 }
 
