@@ -25,7 +25,7 @@ pub use embedded::{flavour as xml_flavour, EmbeddedXml, XmlFlavour};
 use super::model::Draft;
 
 /// Resource limits for one PDF.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Limits {
     pub max_pages: u32,
     /// Largest decompressed size of any one stream.
