@@ -231,7 +231,7 @@ pub fn run(
                     opts.mapping.as_ref(),
                     &opts.limits,
                 )
-                    .map_err(|e: ExtractError| e.to_string())
+                .map_err(|e: ExtractError| e.to_string())
             });
         match extracted {
             Err(e) => {

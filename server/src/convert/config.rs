@@ -36,6 +36,10 @@ pub struct ConvertConfig {
     pub pdf_max_stream_bytes: usize,
     /// PDF: decompressed bytes of all streams read.
     pub pdf_max_total_bytes: usize,
+    /// PDF: glyphs shown, all pages together.
+    pub pdf_max_glyphs: usize,
+    /// PDF: bytes of text of those glyphs.
+    pub pdf_max_text_bytes: usize,
 }
 
 impl Default for ConvertConfig {
@@ -56,6 +60,8 @@ impl Default for ConvertConfig {
             pdf_max_pages: p.max_pages,
             pdf_max_stream_bytes: p.max_stream_bytes,
             pdf_max_total_bytes: p.max_total_bytes,
+            pdf_max_glyphs: p.max_glyphs,
+            pdf_max_text_bytes: p.max_text_bytes,
         }
     }
 }
@@ -79,6 +85,8 @@ impl ConvertConfig {
                 max_pages: self.pdf_max_pages,
                 max_stream_bytes: self.pdf_max_stream_bytes,
                 max_total_bytes: self.pdf_max_total_bytes,
+                max_glyphs: self.pdf_max_glyphs,
+                max_text_bytes: self.pdf_max_text_bytes,
             },
         }
     }
@@ -103,6 +111,8 @@ impl ConvertConfig {
             "CONVERT_PDF_MAX_PAGES" => self.pdf_max_pages = parse(value)?,
             "CONVERT_PDF_MAX_STREAM_BYTES" => self.pdf_max_stream_bytes = parse(value)?,
             "CONVERT_PDF_MAX_TOTAL_BYTES" => self.pdf_max_total_bytes = parse(value)?,
+            "CONVERT_PDF_MAX_GLYPHS" => self.pdf_max_glyphs = parse(value)?,
+            "CONVERT_PDF_MAX_TEXT_BYTES" => self.pdf_max_text_bytes = parse(value)?,
             // Other INVEX_CONVERT_ variables are read by the server's own table.
             _ => {}
         }

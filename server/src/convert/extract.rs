@@ -68,6 +68,14 @@ impl ExtractError {
             ExtractError::Pdf(PdfError::TooManyPages { max }) => {
                 Some(("pdf_max_pages", u64::from(*max)))
             }
+            ExtractError::Pdf(PdfError::TooMuchText { what, limit }) => Some((
+                if *what == "glyphs" {
+                    "pdf_max_glyphs"
+                } else {
+                    "pdf_max_text_bytes"
+                },
+                *limit as u64,
+            )),
             ExtractError::Pdf(PdfError::TooLarge { what, limit }) => Some((
                 if *what == "one stream" {
                     "pdf_max_stream_bytes"
@@ -83,7 +91,7 @@ impl ExtractError {
 
 /// What one file gave.
 pub struct Extracted {
-    /// `pdf`, `csv`, `xlsx`, `xls`, `ods`.
+    /// `pdf`, `csv`, `xlsx`, `ods`.
     pub format: &'static str,
     pub candidates: Vec<Candidate>,
 }

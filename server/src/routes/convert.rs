@@ -237,7 +237,7 @@ fn result(
 }
 
 #[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion",
-    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, an Excel workbook (xlsx, xls, ods) or a CSV file (one or more `file` fields); \
+    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb) or a CSV file (one or more `file` fields); \
 optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a mapping JSON; optional `profile` to validate against (else detected)"),
     responses(
         (status = 201, description = "One conversion per invoice found: generated UBL, fields with confidence and source, validation report, status `ready` or `needs_review` with reasons", body = ConvertResult),

@@ -261,11 +261,7 @@ impl<'c> Grouper<'c> {
 
     /// The invoices of the rows taken, and the issues of rows that belong to none.
     pub fn finish(self) -> (Vec<ExtractedInvoice>, Vec<CellIssue>) {
-        let invoices = self
-            .groups
-            .iter()
-            .map(|g| invoice(g, self.ctx))
-            .collect();
+        let invoices = self.groups.iter().map(|g| invoice(g, self.ctx)).collect();
         (invoices, self.orphans)
     }
 }

@@ -17,8 +17,6 @@ use std::ops::ControlFlow;
 pub enum Format {
     Csv,
     Xlsx,
-    Xls,
-    Xlsb,
     Ods,
 }
 
@@ -27,8 +25,6 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Xlsx => "xlsx",
-            Format::Xls => "xls",
-            Format::Xlsb => "xlsb",
             Format::Ods => "ods",
         }
     }
@@ -419,8 +415,7 @@ fn open_workbook<'a>(bytes: &'a [u8], limits: &'a Limits) -> Result<Input<'a>, T
             // calamine's .xlsb reader allocates record buffers from lengths the file
             // declares, before reading them.
             return Err(TabularError::UnsupportedFormat(
-                "binary Excel workbooks (.xlsb) are not read; save the file as .xlsx or CSV"
-                    .into(),
+                "binary Excel workbooks (.xlsb) are not read; save the file as .xlsx or CSV".into(),
             ));
         }
     };
@@ -614,7 +609,11 @@ mod tests {
     #[test]
     fn csv_rows_are_numbered_as_spreadsheets_show_them() {
         let mut input = read(b"h1,h2\n\n\"multi\nline\",x\nlast,y\n", None, Some(',')).unwrap();
-        let numbers: Vec<u32> = all_rows(&mut input).unwrap().iter().map(|r| r.number).collect();
+        let numbers: Vec<u32> = all_rows(&mut input)
+            .unwrap()
+            .iter()
+            .map(|r| r.number)
+            .collect();
         assert_eq!(numbers, [1, 3, 4]);
         // The heads stop after the rows asked for.
         let heads = input.heads(2).unwrap();
@@ -632,7 +631,11 @@ mod tests {
         let mut input = open(text, None, None, &limits).unwrap();
         assert!(matches!(
             all_rows(&mut input),
-            Err(TabularError::Limit { limit: "max_rows", value: 3, .. })
+            Err(TabularError::Limit {
+                limit: "max_rows",
+                value: 3,
+                ..
+            })
         ));
         // Empty fields right of the limit carry nothing; a value there is refused.
         let mut input = open(b"a,b,,\n1,2,,\n", None, None, &limits).unwrap();
@@ -640,7 +643,11 @@ mod tests {
         let mut input = open(b"a,b,c\n", None, None, &limits).unwrap();
         assert!(matches!(
             all_rows(&mut input),
-            Err(TabularError::Limit { limit: "max_columns", value: 2, .. })
+            Err(TabularError::Limit {
+                limit: "max_columns",
+                value: 2,
+                ..
+            })
         ));
     }
 

@@ -139,8 +139,8 @@ impl<R: Read> Read for Meter<R> {
             return Err(io::Error::other("decompression limit reached"));
         }
         // Never ask for more than one byte past the limit: enough to know it was passed.
-        let room = usize::try_from((self.allowed - self.read).saturating_add(1))
-            .unwrap_or(usize::MAX);
+        let room =
+            usize::try_from((self.allowed - self.read).saturating_add(1)).unwrap_or(usize::MAX);
         let want = buf.len().min(room);
         let n = self.inner.read(&mut buf[..want])?;
         self.read += n as u64;
@@ -170,7 +170,9 @@ fn declared_count(value: &[u8]) -> Option<u64> {
     Some(
         digits
             .iter()
-            .try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+            .try_fold(0u64, |n, d| {
+                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            })
             .unwrap_or(u64::MAX),
     )
 }
@@ -185,11 +187,7 @@ fn shared_strings_limit(limits: &Limits, name: &str, what: &str) -> TabularError
 
 /// The strings an xlsx shared-strings table declares (`uniqueCount`, which calamine
 /// reserves room for) and holds (`<si>` elements).
-fn shared_strings(
-    reader: impl BufRead,
-    limits: &Limits,
-    name: &str,
-) -> Result<(), TabularError> {
+fn shared_strings(reader: impl BufRead, limits: &Limits, name: &str) -> Result<(), TabularError> {
     let mut xml = quick_xml::Reader::from_reader(reader);
     // As lenient as calamine's reader, so that nothing it reads goes unchecked.
     xml.config_mut().check_end_names = false;
@@ -203,15 +201,11 @@ fn shared_strings(
                     if attr.key.local_name().as_ref() != b"uniqueCount" {
                         continue;
                     }
-                    if declared_count(&attr.value).is_some_and(|n| n > limits.max_shared_strings)
-                    {
+                    if declared_count(&attr.value).is_some_and(|n| n > limits.max_shared_strings) {
                         return Err(shared_strings_limit(
                             limits,
                             name,
-                            &format!(
-                                "declares {} strings",
-                                String::from_utf8_lossy(&attr.value)
-                            ),
+                            &format!("declares {} strings", String::from_utf8_lossy(&attr.value)),
                         ));
                     }
                 }

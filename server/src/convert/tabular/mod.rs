@@ -18,9 +18,9 @@ mod template;
 mod values;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod hostile;
+#[cfg(test)]
+mod tests;
 
 pub use error::TabularError;
 pub use input::Format;
