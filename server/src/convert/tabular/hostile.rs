@@ -343,6 +343,38 @@ fn declared_sizes_bound_what_is_decompressed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the overflow panics only where overflow checks are on"
+)]
+fn a_reader_panic_on_a_malformed_cell_reference_is_an_error() {
+    // Found by the xlsx fuzz target: a column of many letters overflows calamine's
+    // cell-reference arithmetic (a panic where overflow checks are on).
+    let overflow = template_with(
+        |name, content| {
+            if name != SHEET {
+                return content;
+            }
+            replace(
+                content,
+                "</sheetData>",
+                "<row r=\"9\"><c r=\"ZZZZZZZZZZZZZZ9\"><v>1</v></c></row></sheetData>",
+            )
+        },
+        [],
+    );
+    // Unguarded, the reader panics (what the server did before the guard)...
+    let limits = Limits::default();
+    let unguarded = std::panic::catch_unwind(|| super::read(&overflow, None, None, &limits));
+    assert!(
+        unguarded.is_err(),
+        "the input no longer triggers the reader's panic"
+    );
+    // ...guarded, the upload is refused as damaged.
+    assert!(matches!(run(&overflow), Err(TabularError::Workbook { .. })));
+}
+
+#[test]
 fn too_many_archive_members_are_refused() {
     let limits = Limits::default();
     assert_eq!(

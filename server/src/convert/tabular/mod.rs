@@ -99,6 +99,26 @@ pub fn extract(
     mapping: Option<&Mapping>,
     limits: &Limits,
 ) -> Result<Extraction, TabularError> {
+    // calamine is third-party code fed with untrusted bytes (fuzzing found an arithmetic
+    // overflow in its cell-reference parser): a panic inside it must become an error for
+    // this upload, not a failed request task.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read(bytes, filename, mapping, limits)
+    }))
+    .unwrap_or_else(|_| {
+        Err(TabularError::Workbook {
+            format: "spreadsheet",
+            reason: "the reader failed on malformed data".into(),
+        })
+    })
+}
+
+fn read(
+    bytes: &[u8],
+    filename: Option<&str>,
+    mapping: Option<&Mapping>,
+    limits: &Limits,
+) -> Result<Extraction, TabularError> {
     let mut input = input::open(bytes, filename, mapping.and_then(|m| m.delimiter), limits)?;
     let heads = input.heads(layout::HEADER_SCAN)?;
     let candidates = match mapping {
