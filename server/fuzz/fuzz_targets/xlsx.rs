@@ -6,6 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
+    invex_server_fuzz::contain_guarded_panics();
     let limits = invex_server_fuzz::limits();
     let built;
     let workbook = if data.starts_with(b"PK") {

@@ -2,7 +2,7 @@
 //! fuzzed parts so that mutations reach the sheet reader instead of breaking the ZIP.
 
 use std::io::{Cursor, Read, Write};
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
 use invex_server::convert::config::ConvertConfig;
 use invex_server::convert::extract::Limits;
@@ -11,6 +11,27 @@ use invex_server::convert::extract::Limits;
 pub fn limits() -> &'static Limits {
     static LIMITS: OnceLock<Limits> = OnceLock::new();
     LIMITS.get_or_init(|| ConvertConfig::default().limits())
+}
+
+/// Third-party readers whose panics the extractors turn into errors (`catch_unwind`).
+const GUARDED: [&str; 2] = ["/calamine-", "/lopdf-"];
+
+/// libFuzzer's panic hook aborts on every panic, even one the extractor catches. Keep
+/// that for panics anywhere else (our code has no guard to rely on), and let a panic
+/// inside a guarded reader unwind to its guard, as it does in the server.
+pub fn contain_guarded_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let fuzzer_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let guarded = info
+                .location()
+                .is_some_and(|l| GUARDED.iter().any(|g| l.file().contains(g)));
+            if !guarded {
+                fuzzer_hook(info);
+            }
+        }));
+    });
 }
 
 /// Separates the parts of a structured xlsx input: worksheet, shared strings, workbook.
