@@ -10,7 +10,7 @@
 # with AddressSanitizer, slower but it also finds memory errors in C dependencies.
 #
 # The committed seeds (seeds/TARGET) are copied into a scratch corpus
-# (${FUZZ_WORK:-/tmp/invex-fuzz}/corpus/TARGET) that grows as the fuzzer finds new
+# (${FUZZ_WORK:-/tmp/invex-fuzz/server}/corpus/TARGET) that grows as the fuzzer finds new
 # coverage and is not committed; crashes go to .../artifacts/TARGET. Every run is bounded
 # in memory (-rss_limit_mb), input size (-max_len) and time per input (-timeout).
 set -euo pipefail
@@ -20,7 +20,7 @@ seconds=${2:?usage: run.sh TARGET SECONDS [libFuzzer args]}
 shift 2
 
 here=$(cd "$(dirname "$0")" && pwd)
-work=${FUZZ_WORK:-/tmp/invex-fuzz}
+work=${FUZZ_WORK:-/tmp/invex-fuzz/server}
 corpus=$work/corpus/$target
 artifacts=$work/artifacts/$target
 mkdir -p "$corpus" "$artifacts"
