@@ -51,7 +51,7 @@ fn convert(c: &mut Criterion) {
     });
     group.bench_function("extract", |b| {
         b.iter(|| {
-            extract::extract(&bytes, Some("export.csv"), None)
+            extract::extract(&bytes, Some("export.csv"), None, &Default::default())
                 .expect("extract")
                 .candidates
                 .len()
@@ -62,7 +62,8 @@ fn convert(c: &mut Criterion) {
             || (),
             |()| {
                 let extracted =
-                    extract::extract(&bytes, Some("export.csv"), None).expect("extract");
+                    extract::extract(&bytes, Some("export.csv"), None, &Default::default())
+                        .expect("extract");
                 let mut ready = 0;
                 for candidate in &extracted.candidates {
                     let e = review::evaluate(&catalog, None, candidate, 0.8).expect("evaluate");

@@ -263,6 +263,7 @@ impl Config {
                     self.convert.confidence_threshold = t;
                 }
                 "CONVERT_MAX_INVOICES" => self.convert.max_invoices = parse(&value).map_err(bad)?,
+                k if k.starts_with("CONVERT_") => self.convert.apply_env(k, &value).map_err(bad)?,
                 "SENDING_WORKER" => self.sending.worker = parse_bool(&value).map_err(bad)?,
                 "SENDING_POLL_MS" => self.sending.poll_ms = parse(&value).map_err(bad)?,
                 "SENDING_SANDBOX_RESPONSE_DELAY_MS" => {

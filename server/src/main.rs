@@ -321,6 +321,7 @@ fn convert(args: ConvertArgs) -> anyhow::Result<u8> {
         profile: args.profile,
         threshold: args.threshold,
         progress: std::io::stderr().is_terminal() && args.files.len() > 1,
+        limits: Default::default(),
     };
     let summary = batch::run(&opts, &catalog, &args.files, &mut std::io::stderr())?;
     emit(&summary.table());

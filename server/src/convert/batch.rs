@@ -24,6 +24,7 @@ pub struct BatchOptions {
     pub profile: Option<String>,
     pub threshold: f32,
     pub progress: bool,
+    pub limits: extract::Limits,
 }
 
 /// One row of the summary.
@@ -224,8 +225,13 @@ pub fn run(
             .map_err(|e| format!("cannot read: {e}"))
             .and_then(|bytes| {
                 let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                extract::extract(&bytes, file_name.as_deref(), opts.mapping.as_ref())
-                    .map_err(|e: ExtractError| e.to_string())
+                extract::extract(
+                    &bytes,
+                    file_name.as_deref(),
+                    opts.mapping.as_ref(),
+                    &opts.limits,
+                )
+                .map_err(|e: ExtractError| e.to_string())
             });
         match extracted {
             Err(e) => {

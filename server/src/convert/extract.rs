@@ -22,6 +22,13 @@ pub enum ExtractError {
     NoInvoices,
 }
 
+/// The limits of every extractor. `tabular.max_invoices` bounds the invoices of a PDF too.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub tabular: tabular::Limits,
+    pub pdf: pdf::Limits,
+}
+
 impl ExtractError {
     /// The problem type slug (docs/problems.md).
     pub fn slug(&self) -> &'static str {
@@ -40,11 +47,51 @@ impl ExtractError {
             ExtractError::NoInvoices => "no-invoices-found",
         }
     }
+
+    /// The file holds more invoices than the upload may (413, `max_invoices`).
+    pub fn too_many_invoices(&self) -> bool {
+        matches!(
+            self,
+            ExtractError::Tabular(TabularError::TooManyInvoices { .. })
+        )
+    }
+
+    /// The limit a refusal broke, with its value (for the problem's `limit` members).
+    pub fn limit(&self) -> Option<(&'static str, u64)> {
+        match self {
+            ExtractError::Tabular(TabularError::Limit { limit, value, .. }) => {
+                Some((limit, *value))
+            }
+            ExtractError::Tabular(TabularError::TooManyInvoices { limit }) => {
+                Some(("max_invoices", *limit as u64))
+            }
+            ExtractError::Pdf(PdfError::TooManyPages { max }) => {
+                Some(("pdf_max_pages", u64::from(*max)))
+            }
+            ExtractError::Pdf(PdfError::TooMuchText { what, limit }) => Some((
+                if *what == "glyphs" {
+                    "pdf_max_glyphs"
+                } else {
+                    "pdf_max_text_bytes"
+                },
+                *limit as u64,
+            )),
+            ExtractError::Pdf(PdfError::TooLarge { what, limit }) => Some((
+                if *what == "one stream" {
+                    "pdf_max_stream_bytes"
+                } else {
+                    "pdf_max_total_bytes"
+                },
+                *limit as u64,
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// What one file gave.
 pub struct Extracted {
-    /// `pdf`, `csv`, `xlsx`, `xls`, `ods`.
+    /// `pdf`, `csv`, `xlsx`, `ods`.
     pub format: &'static str,
     pub candidates: Vec<Candidate>,
 }
@@ -71,13 +118,14 @@ pub fn extract(
     bytes: &[u8],
     file_name: Option<&str>,
     mapping: Option<&Mapping>,
+    limits: &Limits,
 ) -> Result<Extracted, ExtractError> {
     let head = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .map_or(&[][..], |i| &bytes[i..]);
     if head.starts_with(b"%PDF-") {
-        return from_pdf(bytes);
+        return from_pdf(bytes, limits);
     }
     if head.starts_with(b"<") {
         return Err(ExtractError::Unsupported(
@@ -86,7 +134,7 @@ pub fn extract(
                 .into(),
         ));
     }
-    let extraction = tabular::extract(bytes, file_name, mapping)?;
+    let extraction = tabular::extract(bytes, file_name, mapping, &limits.tabular)?;
     // Rows that belong to no invoice concern the whole upload: the first invoice carries
     // them so a reviewer sees them.
     let mut orphans: Vec<CellIssue> = extraction.issues;
@@ -167,8 +215,13 @@ fn credit_note_signs(draft: &mut Draft) {
     }
 }
 
-fn from_pdf(bytes: &[u8]) -> Result<Extracted, ExtractError> {
-    let extraction = pdf::extract(bytes)?;
+fn from_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted, ExtractError> {
+    let extraction = pdf::extract_with(bytes, &limits.pdf)?;
+    if extraction.drafts.len() > limits.tabular.max_invoices {
+        return Err(ExtractError::Tabular(TabularError::TooManyInvoices {
+            limit: limits.tabular.max_invoices,
+        }));
+    }
     // A UBL invoice inside the PDF is the document itself: no text extraction can be more
     // faithful than the sender's own XML.
     if let Some(ubl) = extraction

@@ -109,7 +109,10 @@ async fn convert_upload(
     upload: Upload,
 ) -> Result<Vec<ConversionRecord>, Problem> {
     let mapping = match &upload.mapping {
-        Some(m) => Some(extract::mapping_choice(m).map_err(extract_problem)?),
+        Some(m) => Some(
+            extract::mapping_choice(m)
+                .map_err(|e| extract_problem(e, state.config.convert.max_invoices))?,
+        ),
         None => None,
     };
     let catalog = state.registry.current();
@@ -128,6 +131,7 @@ async fn convert_upload(
     }
     let threshold = state.config.convert.confidence_threshold;
     let max_invoices = state.config.convert.max_invoices;
+    let limits = state.config.convert.limits();
     let environment = state.environment().to_string();
     let tenant = principal.tenant_id.clone();
     let profile = upload.profile.clone();
@@ -139,17 +143,15 @@ async fn convert_upload(
             let now = store::now();
             let mut records = Vec::new();
             for (file_name, bytes) in &upload.files {
-                let extracted = extract::extract(bytes, file_name.as_deref(), mapping.as_ref())
-                    .map_err(|e| {
-                        extract_problem(e).with("file_name", file_name.as_deref().unwrap_or(""))
-                    })?;
-                if records.len() + extracted.candidates.len() > max_invoices {
-                    return Err(Problem::too_large(
-                        "max_invoices",
-                        max_invoices,
-                        format!("at most {max_invoices} invoices per upload"),
-                    ));
-                }
+                // The invoices the upload may still hold bound this file's reading.
+                let mut left = limits.clone();
+                left.tabular.max_invoices = max_invoices.saturating_sub(records.len());
+                let extracted =
+                    extract::extract(bytes, file_name.as_deref(), mapping.as_ref(), &left)
+                        .map_err(|e| {
+                            extract_problem(e, max_invoices)
+                                .with("file_name", file_name.as_deref().unwrap_or(""))
+                        })?;
                 let input_sha256 = review::sha256(bytes);
                 let meta = review::Upload {
                     tenant_id: &tenant,
@@ -174,17 +176,37 @@ async fn convert_upload(
     Ok(records)
 }
 
-fn extract_problem(e: extract::ExtractError) -> Problem {
+/// The problem for a file that cannot be converted; a broken limit is named with its
+/// value (`limit`, `limit_value`). `max_invoices` is the upload's, not what was left of it.
+fn extract_problem(e: extract::ExtractError, max_invoices: usize) -> Problem {
+    if e.too_many_invoices() {
+        return Problem::too_large(
+            "max_invoices",
+            max_invoices,
+            format!(
+                "at most {max_invoices} invoices per upload (INVEX_CONVERT_MAX_INVOICES); \
+                 the reading stopped at the first invoice beyond it"
+            ),
+        );
+    }
     let status = match &e {
         extract::ExtractError::Unsupported(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        extract::ExtractError::Tabular(convert::tabular::TabularError::UnsupportedFormat(_)) => {
+            StatusCode::UNSUPPORTED_MEDIA_TYPE
+        }
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     };
-    Problem::new(
+    let limit = e.limit();
+    let problem = Problem::new(
         status,
         e.slug(),
         "The file cannot be converted",
         e.to_string(),
-    )
+    );
+    match limit {
+        Some((name, value)) => problem.with("limit", name).with("limit_value", value),
+        None => problem,
+    }
 }
 
 fn views(records: &[ConversionRecord], full: bool) -> Result<Vec<ConversionView>, Problem> {
@@ -229,7 +251,7 @@ fn result(
 }
 
 #[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion",
-    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, an Excel workbook (xlsx, xls, ods) or a CSV file (one or more `file` fields); \
+    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb) or a CSV file (one or more `file` fields); \
 optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a mapping JSON; optional `profile` to validate against (else detected)"),
     responses(
         (status = 201, description = "One conversion per invoice found: generated UBL, fields with confidence and source, validation report, status `ready` or `needs_review` with reasons", body = ConvertResult),

@@ -33,6 +33,14 @@ fn binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_invex")))
 }
 
+/// The rule packs it serves: `INVEX_HOSTILE_RULEPACKS` (an older binary needs the packs of
+/// its day), else the shipped ones.
+fn rulepacks() -> PathBuf {
+    std::env::var_os("INVEX_HOSTILE_RULEPACKS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("rulepacks"))
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -84,7 +92,7 @@ impl Server {
                     dir.path().join("invex.db").display()
                 ),
             )
-            .env("INVEX_RULEPACKS", repo().join("rulepacks"))
+            .env("INVEX_RULEPACKS", rulepacks())
             .env("INVEX_WATCH_RULEPACKS", "false")
             .env("INVEX_BOOTSTRAP_KEY", KEY)
             .env("INVEX_RATE_PER_SECOND", "100000")

@@ -3,12 +3,22 @@
 
 use std::collections::HashMap;
 
+/// Every shown code is looked up in the code space and `bfrange` lists one by one, so
+/// their length bounds the work per glyph; real ToUnicode maps have a handful of code
+/// spaces and at most a few hundred ranges.
+const MAX_SPACES: usize = 64;
+const MAX_RANGES: usize = 4096;
+/// The longest destination string PDF 32000-1 (9.10.3) allows: 512 bytes of UTF-16BE.
+const MAX_DESTINATION: usize = 512;
+
 #[derive(Debug, Default)]
 pub(super) struct CMap {
     /// (byte length, low, high) of each code space range.
     spaces: Vec<(usize, u32, u32)>,
     chars: HashMap<(usize, u32), String>,
     ranges: Vec<Range>,
+    /// Entries past the limits above were left out.
+    pub(super) truncated: bool,
 }
 
 #[derive(Debug)]
@@ -167,7 +177,11 @@ impl CMap {
                         (toks.get(i), toks.get(i + 1))
                     {
                         if let (Some((len, lo)), Some((_, hi))) = (code(lo), code(hi)) {
-                            map.spaces.push((len, lo, hi));
+                            if map.spaces.len() < MAX_SPACES {
+                                map.spaces.push((len, lo, hi));
+                            } else {
+                                map.truncated = true;
+                            }
                         }
                         i += 2;
                     }
@@ -176,8 +190,11 @@ impl CMap {
                     while let (Some(Token::Hex(src)), Some(Token::Hex(dst))) =
                         (toks.get(i), toks.get(i + 1))
                     {
-                        if let Some(key) = code(src) {
-                            map.chars.insert(key, utf16(dst));
+                        match code(src) {
+                            Some(key) if dst.len() <= MAX_DESTINATION => {
+                                map.chars.insert(key, utf16(dst));
+                            }
+                            _ => map.truncated = true,
                         }
                         i += 2;
                     }
@@ -190,13 +207,22 @@ impl CMap {
                         let target = match toks.get(i) {
                             Some(Token::Hex(dst)) => {
                                 i += 1;
+                                if dst.len() > MAX_DESTINATION {
+                                    map.truncated = true;
+                                    continue;
+                                }
                                 Target::Start(utf16_units(dst))
                             }
                             Some(Token::Open) => {
                                 i += 1;
                                 let mut list = Vec::new();
                                 while let Some(Token::Hex(dst)) = toks.get(i) {
-                                    list.push(utf16(dst));
+                                    if dst.len() <= MAX_DESTINATION {
+                                        list.push(utf16(dst));
+                                    } else {
+                                        map.truncated = true;
+                                        list.push(String::new());
+                                    }
                                     i += 1;
                                 }
                                 if toks.get(i) == Some(&Token::Close) {
@@ -206,6 +232,10 @@ impl CMap {
                             }
                             _ => break,
                         };
+                        if map.ranges.len() >= MAX_RANGES {
+                            map.truncated = true;
+                            continue;
+                        }
                         if let (Some((len, lo)), Some((_, hi))) = (code(lo), code(hi)) {
                             if lo <= hi {
                                 map.ranges.push(Range {
@@ -262,6 +292,24 @@ impl CMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversized_maps_are_cut_and_say_so() {
+        let long = "00".repeat(MAX_DESTINATION + 2);
+        let map =
+            CMap::parse(format!("beginbfchar <41> <{long}> <42> <0062> endbfchar").as_bytes());
+        assert_eq!(map.lookup(1, 0x41), None);
+        assert_eq!(map.lookup(1, 0x42).as_deref(), Some("b"));
+        assert!(map.truncated);
+        let ranges: String = (0..MAX_RANGES as u32 + 10)
+            .map(|i| format!("<{:04X}> <{:04X}> <0041>\n", i * 2, i * 2 + 1))
+            .collect();
+        let map = CMap::parse(format!("beginbfrange\n{ranges}endbfrange").as_bytes());
+        assert_eq!(map.ranges.len(), MAX_RANGES);
+        assert!(map.truncated);
+        let small = CMap::parse(b"beginbfrange <0000> <00FF> <0041> endbfrange");
+        assert!(!small.truncated);
+    }
 
     #[test]
     fn parses_chars_ranges_and_spaces() {

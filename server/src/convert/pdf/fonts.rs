@@ -22,7 +22,7 @@ pub(super) struct Code {
 pub(super) struct Font {
     composite: bool,
     table: Vec<Option<char>>,
-    to_unicode: Option<CMap>,
+    pub(super) to_unicode: Option<CMap>,
     base_font: String,
     first_char: u32,
     widths: Vec<f32>,
@@ -198,11 +198,14 @@ impl Font {
         })
     }
 
-    /// Split a shown string into codes.
-    pub(super) fn decode(&self, bytes: &[u8]) -> Vec<Code> {
-        let mut out = Vec::new();
+    /// Split a shown string into codes, one at a time: a long string must not become a
+    /// long list before the glyph budget has looked at it.
+    pub(super) fn decode<'a>(&'a self, bytes: &'a [u8]) -> impl Iterator<Item = Code> + 'a {
         let mut i = 0;
-        while i < bytes.len() {
+        std::iter::from_fn(move || {
+            if i >= bytes.len() {
+                return None;
+            }
             let len = if self.composite {
                 self.to_unicode
                     .as_ref()
@@ -225,11 +228,11 @@ impl Font {
                     .get(&code)
                     .copied()
                     .unwrap_or(self.default_width);
-                out.push(Code {
+                Some(Code {
                     text: mapped.unwrap_or_default(),
                     advance: advance / 1000.0,
                     is_space_byte: false,
-                });
+                })
             } else {
                 let text = mapped
                     .or_else(|| {
@@ -241,13 +244,12 @@ impl Font {
                     })
                     .unwrap_or_default();
                 let advance = self.simple_width(code, &text) / 1000.0;
-                out.push(Code {
+                Some(Code {
                     text,
                     advance,
                     is_space_byte: code == 32,
-                });
+                })
             }
-        }
-        out
+        })
     }
 }

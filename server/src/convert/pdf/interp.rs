@@ -147,6 +147,13 @@ impl Interp<'_> {
             return Ok(font.clone());
         }
         let font = Rc::new(Font::load(doc, dict, self.budget)?);
+        if font.to_unicode.as_ref().is_some_and(|m| m.truncated) {
+            self.problem(format!(
+                "font /{}: its ToUnicode map is larger than any real one; entries past the \
+                 limits were not used, so some text may be missing",
+                String::from_utf8_lossy(name)
+            ));
+        }
         if let Some(id) = id {
             self.fonts.insert(id, font.clone());
         }
@@ -237,14 +244,14 @@ impl Interp<'_> {
                         tm = tlm;
                     }
                     if let Some(Object::String(bytes, _)) = o.last() {
-                        self.show(bytes, &gs, &mut tm);
+                        self.show(bytes, &gs, &mut tm)?;
                     }
                 }
                 "TJ" => {
                     if let Some(Object::Array(items)) = o.first() {
                         for item in items {
                             match item {
-                                Object::String(bytes, _) => self.show(bytes, &gs, &mut tm),
+                                Object::String(bytes, _) => self.show(bytes, &gs, &mut tm)?,
                                 other => {
                                     let adjust = load::number(other).unwrap_or(0.0);
                                     let tx = -adjust / 1000.0 * gs.size * gs.h_scale;
@@ -309,7 +316,7 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn show(&mut self, bytes: &[u8], gs: &State, tm: &mut Matrix) {
+    fn show(&mut self, bytes: &[u8], gs: &State, tm: &mut Matrix) -> Result<(), PdfError> {
         let font = gs.font.clone().unwrap_or_else(|| Rc::new(Font::fallback()));
         for code in font.decode(bytes) {
             let trm = mul(
@@ -330,6 +337,7 @@ impl Interp<'_> {
             // Rotated text (margin notes, stamps) would cut through lines; it is skipped.
             let horizontal = trm[1].abs() <= 0.1 * trm[0].abs() && trm[0] > 0.0;
             if horizontal && !code.text.is_empty() && size.is_finite() && size > 0.5 {
+                self.budget.glyph(code.text.len())?;
                 self.scan.glyphs.push(Glyph {
                     text: code.text,
                     x: trm[4],
@@ -340,5 +348,6 @@ impl Interp<'_> {
             }
             *tm = mul(&translate(advance, 0.0), tm);
         }
+        Ok(())
     }
 }

@@ -10,6 +10,12 @@ pub(super) struct Budget {
     left: usize,
     per_stream: usize,
     total: usize,
+    /// Glyphs kept for the layout, and the bytes of their text: a small stream can show a
+    /// long string many times through forms, and each glyph is held until the end.
+    glyphs_left: usize,
+    text_left: usize,
+    max_glyphs: usize,
+    max_text_bytes: usize,
 }
 
 impl Budget {
@@ -18,7 +24,31 @@ impl Budget {
             left: limits.max_total_bytes,
             per_stream: limits.max_stream_bytes,
             total: limits.max_total_bytes,
+            glyphs_left: limits.max_glyphs,
+            text_left: limits.max_text_bytes,
+            max_glyphs: limits.max_glyphs,
+            max_text_bytes: limits.max_text_bytes,
         }
+    }
+
+    /// Account for one more glyph with `text_bytes` of text; `Err` once the document
+    /// shows more than the limits allow, which ends the extraction.
+    pub(super) fn glyph(&mut self, text_bytes: usize) -> Result<(), PdfError> {
+        if self.glyphs_left == 0 {
+            return Err(PdfError::TooMuchText {
+                what: "glyphs",
+                limit: self.max_glyphs,
+            });
+        }
+        if text_bytes > self.text_left {
+            return Err(PdfError::TooMuchText {
+                what: "bytes of text",
+                limit: self.max_text_bytes,
+            });
+        }
+        self.glyphs_left -= 1;
+        self.text_left -= text_bytes;
+        Ok(())
     }
 
     /// The decoded bytes of a stream. `Ok(None)` when the stream is damaged (the caller

@@ -25,13 +25,17 @@ pub use embedded::{flavour as xml_flavour, EmbeddedXml, XmlFlavour};
 use super::model::Draft;
 
 /// Resource limits for one PDF.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Limits {
     pub max_pages: u32,
     /// Largest decompressed size of any one stream.
     pub max_stream_bytes: usize,
     /// Largest decompressed size of all streams we read, together.
     pub max_total_bytes: usize,
+    /// Most glyphs (shown characters) the document may show, all pages together.
+    pub max_glyphs: usize,
+    /// Most bytes of text those glyphs may carry.
+    pub max_text_bytes: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +44,8 @@ impl Default for Limits {
             max_pages: 1000,
             max_stream_bytes: 32 * 1024 * 1024,
             max_total_bytes: 128 * 1024 * 1024,
+            max_glyphs: 1_000_000,
+            max_text_bytes: 8 * 1024 * 1024,
         }
     }
 }
@@ -85,6 +91,8 @@ pub enum PdfError {
     TooManyPages { max: u32 },
     #[error("the PDF's compressed data expands beyond {limit} bytes ({what}); refused as a decompression bomb")]
     TooLarge { what: &'static str, limit: usize },
+    #[error("the PDF shows more than {limit} {what}, more than invoices hold")]
+    TooMuchText { what: &'static str, limit: usize },
 }
 
 /// Extract invoices from a PDF with the default [`Limits`].

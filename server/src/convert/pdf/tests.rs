@@ -513,6 +513,22 @@ fn decompression_bombs_are_refused() {
 }
 
 #[test]
+fn a_long_text_is_refused_before_its_glyphs_fill_memory() {
+    // 24 million characters in one string compress to ~25 KB; held as glyphs for the
+    // layout they took gigabytes.
+    let long = "x".repeat(24 * 1024 * 1024);
+    let pdf = build(&[text_page(vec![t(40.0, 800.0, &long)])], &[]);
+    assert!(pdf.len() < 1_000_000, "{}", pdf.len());
+    assert_eq!(
+        extract(&pdf),
+        Err(PdfError::TooMuchText {
+            what: "glyphs",
+            limit: Limits::default().max_glyphs,
+        })
+    );
+}
+
+#[test]
 fn password_protected_pdf_is_refused() {
     use lopdf::{dictionary, Object, StringFormat};
     let mut doc = lopdf::Document::load_mem(&slovak_pdf("800,00", false)).unwrap();
@@ -684,7 +700,7 @@ fn side_by_side_parties_on_different_baselines_and_a_recap_beside_the_totals() {
 /// peppol-bis3 and the review gate; per invoice the XML, the reasons and the fatal count.
 fn pipeline(pdf: &[u8]) -> Vec<(Vec<u8>, Vec<crate::convert::gate::ReviewReason>, usize)> {
     use crate::convert::{extract, review, ubl::tests::catalog};
-    let extracted = extract::extract(pdf, Some("in.pdf"), None).unwrap();
+    let extracted = extract::extract(pdf, Some("in.pdf"), None, &Default::default()).unwrap();
     assert_eq!(extracted.format, "pdf");
     extracted
         .candidates

@@ -5,9 +5,9 @@
 use super::codes::{self, fold};
 use super::fields::{self, FieldKind, Slot, Value, KIND_PATH, LINE_PREFIX};
 use super::mapping::{DefaultValue, Mapping};
-use super::table::{Cell, Row, Table};
+use super::table::{Cell, Row};
 use super::values::{self, Doubt};
-use super::{CellIssue, ExtractedInvoice, Severity};
+use super::{CellIssue, ExtractedInvoice, Limits, Severity, TabularError};
 use crate::convert::model::{Draft, Field, Line, Source};
 use rust_decimal::{Decimal, RoundingStrategy};
 use std::collections::HashMap;
@@ -163,49 +163,92 @@ fn amount(cell: &Cell, mapping: &Mapping) -> Result<values::Parsed<Decimal>, Str
 }
 
 /// Rows of one invoice, in file order.
-struct Group<'t> {
-    rows: Vec<&'t Row>,
+struct Group {
+    rows: Vec<Row>,
 }
 
-/// Build the invoices of a table whose header is `rows[header]`. Returns the invoices
-/// and the issues of rows that belong to none.
-pub fn invoices(
-    table: &Table,
+/// Rows to invoices, one row at a time, so that the reading can stop at the invoice
+/// limit before any row after it is read, and only the rows of the invoices kept are
+/// held. The header is the `header`-th non-empty row; the rows up to it are skipped.
+pub struct Grouper<'c> {
+    ctx: &'c Context<'c>,
+    limits: &'c Limits,
     header: usize,
-    ctx: &Context,
-) -> (Vec<ExtractedInvoice>, Vec<CellIssue>) {
-    let Some(number_col) = ctx.column_of("number") else {
-        return (Vec::new(), Vec::new());
-    };
-    let header_key: Vec<String> = ctx.headers.iter().map(|h| fold(h)).collect();
-    let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut orphans = Vec::new();
-    let mut previous: Option<usize> = None;
-    for row in table.rows.iter().skip(header + 1) {
+    seen: usize,
+    number_col: Option<usize>,
+    header_key: Vec<String>,
+    groups: Vec<Group>,
+    index: HashMap<String, usize>,
+    orphans: Vec<CellIssue>,
+    previous: Option<usize>,
+    cells: usize,
+}
+
+impl<'c> Grouper<'c> {
+    pub fn new(header: usize, ctx: &'c Context<'c>, limits: &'c Limits) -> Self {
+        Grouper {
+            ctx,
+            limits,
+            header,
+            seen: 0,
+            number_col: ctx.column_of("number"),
+            header_key: ctx.headers.iter().map(|h| fold(h)).collect(),
+            groups: Vec::new(),
+            index: HashMap::new(),
+            orphans: Vec::new(),
+            previous: None,
+            cells: 0,
+        }
+    }
+
+    /// Take the next non-empty row of the table.
+    pub fn push(&mut self, row: Row) -> Result<(), TabularError> {
+        self.seen += 1;
+        if self.seen <= self.header + 1 {
+            return Ok(());
+        }
+        let Some(number_col) = self.number_col else {
+            return Ok(());
+        };
         // Some exports repeat the header on every printed page.
         let repeats_header = row
             .cells
             .iter()
-            .zip(&header_key)
+            .zip(&self.header_key)
             .all(|(c, h)| c.is_empty() || fold(&c.text()) == *h);
         if repeats_header {
-            continue;
+            return Ok(());
         }
         let number = row.cell(number_col).text();
         let at = if number.is_empty() {
             // A row without a number continues the invoice of the row above it.
-            previous
+            self.previous
+        } else if let Some(&at) = self.index.get(&number) {
+            Some(at)
         } else {
-            Some(*index.entry(number).or_insert_with(|| {
-                groups.push(Group { rows: Vec::new() });
-                groups.len() - 1
-            }))
+            if self.groups.len() >= self.limits.max_invoices {
+                return Err(TabularError::TooManyInvoices {
+                    limit: self.limits.max_invoices,
+                });
+            }
+            self.groups.push(Group { rows: Vec::new() });
+            self.index.insert(number, self.groups.len() - 1);
+            Some(self.groups.len() - 1)
         };
-        previous = at;
-        match at.and_then(|i| groups.get_mut(i)) {
-            Some(group) => group.rows.push(row),
-            None => orphans.push(ctx.issue(
+        self.previous = at;
+        match at.and_then(|i| self.groups.get_mut(i)) {
+            Some(group) => {
+                self.cells += row.cells.len();
+                if self.cells > self.limits.max_cells {
+                    return Err(TabularError::limit(
+                        "max_cells",
+                        self.limits.max_cells,
+                        "the invoices' rows hold more cells than allowed",
+                    ));
+                }
+                group.rows.push(row);
+            }
+            None => self.orphans.push(self.ctx.issue(
                 row.number,
                 number_col,
                 "number",
@@ -213,9 +256,14 @@ pub fn invoices(
                 Severity::Error,
             )),
         }
+        Ok(())
     }
-    let invoices = groups.iter().map(|g| invoice(g, ctx)).collect();
-    (invoices, orphans)
+
+    /// The invoices of the rows taken, and the issues of rows that belong to none.
+    pub fn finish(self) -> (Vec<ExtractedInvoice>, Vec<CellIssue>) {
+        let invoices = self.groups.iter().map(|g| invoice(g, self.ctx)).collect();
+        (invoices, self.orphans)
+    }
 }
 
 fn invoice(group: &Group, ctx: &Context) -> ExtractedInvoice {

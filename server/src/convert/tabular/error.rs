@@ -21,8 +21,19 @@ pub enum TabularError {
     Encoding { encoding: &'static str },
     #[error("CSV line {line}: {reason}")]
     Csv { line: u64, reason: String },
-    #[error("the file has {rows} rows; at most {limit} are accepted in one file")]
-    TooManyRows { rows: usize, limit: usize },
+    /// A limit of [`super::Limits`] was passed; reading stopped there.
+    #[error("{what}: more than the limit `{limit}` allows ({value})")]
+    Limit {
+        /// The limit's name (`max_rows`, `max_zip_entries`, ...).
+        limit: &'static str,
+        value: u64,
+        what: String,
+    },
+    #[error(
+        "the upload holds more than {limit} invoices, the most one upload may hold \
+         (INVEX_CONVERT_MAX_INVOICES); split the file"
+    )]
+    TooManyInvoices { limit: usize },
     #[error("no header row found: the file has no non-empty rows")]
     NoHeader,
     #[error("mapping `{mapping}`: the file has no column for {}", .missing.join("; "))]
@@ -52,4 +63,14 @@ pub enum TabularError {
     BadMapping(String),
     #[error("could not write the xlsx template: {0}")]
     Template(String),
+}
+
+impl TabularError {
+    pub fn limit(limit: &'static str, value: impl TryInto<u64>, what: impl Into<String>) -> Self {
+        TabularError::Limit {
+            limit,
+            value: value.try_into().unwrap_or(u64::MAX),
+            what: what.into(),
+        }
+    }
 }

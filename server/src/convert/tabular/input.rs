@@ -1,16 +1,15 @@
 //! From bytes to tables: the format by magic bytes (not the file name), the text encoding
 //! of CSV, its delimiter, and the worksheets of a workbook.
 
-use super::table::{Cell, Row, Table};
-use super::TabularError;
-use calamine::{Data, Reader, Sheets};
+use super::inspect::{self, Container};
+use super::table::{column_letter, Cell, Row, Table};
+use super::{Limits, TabularError};
+use calamine::{Data, Reader, Xlsx};
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1250};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::Cursor;
-
-/// Most rows one file may have; a month of invoice lines of a large company fits easily.
-pub const MAX_ROWS: usize = 100_000;
+use std::ops::ControlFlow;
 
 /// The container format of the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,8 +17,6 @@ pub const MAX_ROWS: usize = 100_000;
 pub enum Format {
     Csv,
     Xlsx,
-    Xls,
-    Xlsb,
     Ods,
 }
 
@@ -28,8 +25,6 @@ impl Format {
         match self {
             Format::Csv => "csv",
             Format::Xlsx => "xlsx",
-            Format::Xls => "xls",
-            Format::Xlsb => "xlsb",
             Format::Ods => "ods",
         }
     }
@@ -41,33 +36,60 @@ impl std::fmt::Display for Format {
     }
 }
 
-/// What was read, and how.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Input {
+/// An opened input: what it is, and its tables to be read row by row.
+pub struct Input<'a> {
     pub format: Format,
     /// CSV only: the encoding the text was decoded from.
     pub encoding: Option<&'static str>,
     /// CSV only: the field delimiter.
     pub delimiter: Option<char>,
-    pub tables: Vec<Table>,
+    source: Source<'a>,
+    limits: &'a Limits,
 }
+
+enum Source<'a> {
+    Csv(String),
+    /// Cells are streamed from the sheet XML; `sheets` are the names of the worksheets
+    /// that could be opened, one per table.
+    Xlsx {
+        book: Box<Xlsx<Cursor<&'a [u8]>>>,
+        sheets: Vec<String>,
+    },
+    /// Read whole, under the limits [`inspect::ods`] proved beforehand.
+    Tables(Vec<Table>),
+}
+
+/// What a visitor says after a row: go on, or stop reading.
+type Visit<'v> = dyn FnMut(Row) -> Result<ControlFlow<()>, TabularError> + 'v;
 
 const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 const OLE_MAGIC: &[u8] = &[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 const WORKBOOK_EXTENSIONS: [&str; 4] = ["xlsx", "xlsm", "xls", "ods"];
 
-/// Read the input: a workbook when the bytes say so, CSV text otherwise.
-/// `delimiter` forces the CSV delimiter (from a mapping).
-pub fn read(
-    bytes: &[u8],
+/// Open the input: a workbook when the bytes say so, CSV text otherwise. `delimiter`
+/// forces the CSV delimiter (from a mapping). Nothing is read beyond what recognising
+/// the format needs; a workbook's archive is inspected against `limits` first.
+pub fn open<'a>(
+    bytes: &'a [u8],
     filename: Option<&str>,
     delimiter: Option<char>,
-) -> Result<Input, TabularError> {
+    limits: &'a Limits,
+) -> Result<Input<'a>, TabularError> {
     if bytes.is_empty() {
         return Err(TabularError::Empty);
     }
-    if bytes.starts_with(ZIP_MAGIC) || bytes.starts_with(OLE_MAGIC) {
-        return read_workbook(bytes);
+    if bytes.starts_with(OLE_MAGIC) {
+        // calamine's .xls reader sizes its cell buffers from the sheet's declared
+        // dimensions and its sparse cells' bounding box before any check of ours could
+        // run, so a few bytes can ask for terabytes.
+        return Err(TabularError::UnsupportedFormat(
+            "legacy Excel 97-2003 workbooks (.xls) are not read; save the file as .xlsx \
+             or CSV"
+                .into(),
+        ));
+    }
+    if bytes.starts_with(ZIP_MAGIC) {
+        return open_workbook(bytes, limits);
     }
     if bytes.starts_with(b"%PDF") {
         return Err(TabularError::UnsupportedFormat(
@@ -87,13 +109,125 @@ pub fn read(
         ));
     }
     let delimiter = delimiter.unwrap_or_else(|| detect_delimiter(&text));
-    let table = read_csv(&text, delimiter)?;
     Ok(Input {
         format: Format::Csv,
         encoding: Some(encoding),
         delimiter: Some(delimiter),
-        tables: vec![table],
+        source: Source::Csv(text),
+        limits,
     })
+}
+
+impl Input<'_> {
+    /// Every table (one for CSV, one per readable worksheet) with at most its first `n`
+    /// non-empty rows: enough to find the header and choose the mapping.
+    pub fn heads(&mut self, n: usize) -> Result<Vec<Table>, TabularError> {
+        let limits = self.limits;
+        let delimiter = self.delimiter.unwrap_or(',');
+        match &mut self.source {
+            Source::Csv(text) => {
+                let mut rows = Vec::new();
+                csv_rows(text, delimiter, limits, &mut |row| {
+                    rows.push(row);
+                    Ok(stop_at(rows.len(), n))
+                })?;
+                Ok(vec![Table { sheet: None, rows }])
+            }
+            Source::Xlsx { book, sheets } => {
+                let mut tables = Vec::new();
+                let mut readable = Vec::new();
+                let mut first_error = None;
+                for name in book.sheet_names() {
+                    let mut rows = Vec::new();
+                    let read = xlsx_rows(book, &name, limits, &mut |row| {
+                        rows.push(row);
+                        Ok(stop_at(rows.len(), n))
+                    });
+                    match read {
+                        Ok(()) => {
+                            tables.push(Table {
+                                sheet: Some(name.clone()),
+                                rows,
+                            });
+                            readable.push(name);
+                        }
+                        Err(e @ TabularError::Limit { .. }) => return Err(e),
+                        // Chart sheets and the like have no cells; one unreadable sheet
+                        // should not hide the others.
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                if let (true, Some(e)) = (tables.is_empty(), first_error) {
+                    return Err(e);
+                }
+                *sheets = readable;
+                Ok(tables)
+            }
+            Source::Tables(tables) => Ok(tables
+                .iter()
+                .map(|t| Table {
+                    sheet: t.sheet.clone(),
+                    rows: t.rows.iter().take(n).cloned().collect(),
+                })
+                .collect()),
+        }
+    }
+
+    /// Hand every non-empty row of table `index` (as [`Input::heads`] numbers the tables)
+    /// to `visit`, in order; an error from `visit` stops the reading. At most
+    /// `max_rows` rows are read.
+    pub fn rows(
+        &mut self,
+        index: usize,
+        visit: &mut dyn FnMut(Row) -> Result<(), TabularError>,
+    ) -> Result<(), TabularError> {
+        let limits = self.limits;
+        let delimiter = self.delimiter.unwrap_or(',');
+        let mut count = 0usize;
+        let mut counted = |row: Row| {
+            count += 1;
+            if count > limits.max_rows {
+                return Err(TabularError::limit(
+                    "max_rows",
+                    limits.max_rows,
+                    format!("the file has more than {} rows", limits.max_rows),
+                ));
+            }
+            visit(row).map(|()| ControlFlow::Continue(()))
+        };
+        match &mut self.source {
+            Source::Csv(text) => csv_rows(text, delimiter, limits, &mut counted),
+            Source::Xlsx { book, sheets } => match sheets.get(index) {
+                Some(name) => {
+                    let name = name.clone();
+                    xlsx_rows(book, &name, limits, &mut counted)
+                }
+                None => Err(TabularError::NoHeader),
+            },
+            Source::Tables(tables) => {
+                let rows = tables
+                    .get_mut(index)
+                    .map(|t| std::mem::take(&mut t.rows))
+                    .unwrap_or_default();
+                for row in rows {
+                    if counted(row)?.is_break() {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn stop_at(read: usize, n: usize) -> ControlFlow<()> {
+    if read >= n {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
 }
 
 /// Decode CSV bytes: a byte order mark decides (UTF-8, UTF-16LE/BE); otherwise valid
@@ -163,25 +297,37 @@ fn count_outside_quotes(line: &str, delimiter: char) -> usize {
     count
 }
 
-/// Parse CSV text into a table, numbering rows as a spreadsheet would show them (a
-/// record spanning lines inside quotes is still one row; blank lines count).
-pub fn read_csv(text: &str, delimiter: char) -> Result<Table, TabularError> {
+/// Hand the non-empty records of CSV text to `visit` as rows, numbered as a spreadsheet
+/// would show them (a record spanning lines inside quotes is still one row; blank lines
+/// count). One record is held at a time.
+fn csv_rows(
+    text: &str,
+    delimiter: char,
+    limits: &Limits,
+    visit: &mut Visit,
+) -> Result<(), TabularError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .delimiter(delimiter as u8)
         .from_reader(text.as_bytes());
-    let mut rows = Vec::new();
     // Row numbers from byte offsets: count line breaks up to each record, minus those
     // inside quoted fields of earlier records (a spreadsheet shows no row for them).
     let mut counted_to = 0usize;
     let mut line_breaks = 0u64;
     let mut inner_newlines = 0u64;
-    for record in reader.records() {
-        let record = record.map_err(|e| TabularError::Csv {
-            line: e.position().map_or(0, |p| p.line()),
-            reason: e.to_string(),
-        })?;
+    let mut record = csv::StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => return Ok(()),
+            Err(e) => {
+                return Err(TabularError::Csv {
+                    line: e.position().map_or(0, |p| p.line()),
+                    reason: e.to_string(),
+                })
+            }
+        }
         let start = record
             .position()
             .map_or(counted_to, |p| {
@@ -205,71 +351,167 @@ pub fn read_csv(text: &str, delimiter: char) -> Result<Table, TabularError> {
             .iter()
             .map(|f| f.matches('\n').count() as u64)
             .sum::<u64>();
+        // Empty fields past the last value carry nothing; a value past the column
+        // limit is refused rather than padded to.
+        let width = record
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.trim().is_empty())
+            .last()
+            .map_or(0, |(last, _)| last + 1);
+        if width > limits.max_columns {
+            return Err(TabularError::limit(
+                "max_columns",
+                limits.max_columns,
+                format!(
+                    "row {number} has a value in column {width}, right of the last column \
+                     read"
+                ),
+            ));
+        }
+        if width == 0 {
+            continue;
+        }
         let row = Row {
             number,
-            cells: record.iter().map(|f| Cell::Text(f.to_string())).collect(),
+            cells: record
+                .iter()
+                .take(limits.max_columns.max(width))
+                .map(|f| Cell::Text(f.to_string()))
+                .collect(),
         };
-        if !row.is_empty() {
-            rows.push(row);
-        }
-        if rows.len() > MAX_ROWS {
-            return Err(TabularError::TooManyRows {
-                rows: rows.len(),
-                limit: MAX_ROWS,
-            });
+        if visit(row)?.is_break() {
+            return Ok(());
         }
     }
-    Ok(Table { sheet: None, rows })
 }
 
-fn read_workbook(bytes: &[u8]) -> Result<Input, TabularError> {
-    let workbook_error = |format: &'static str, e: calamine::Error| TabularError::Workbook {
+fn workbook_error(format: &'static str) -> impl Fn(calamine::Error) -> TabularError {
+    move |e| TabularError::Workbook {
         format,
         reason: e.to_string(),
+    }
+}
+
+fn open_workbook<'a>(bytes: &'a [u8], limits: &'a Limits) -> Result<Input<'a>, TabularError> {
+    let (format, source) = match inspect::archive(bytes, limits)? {
+        Container::Xlsx => {
+            let book = Xlsx::new(Cursor::new(bytes))
+                .map_err(|e| workbook_error("xlsx")(calamine::Error::Xlsx(e)))?;
+            let count = book.sheet_names().len();
+            if count > limits.max_sheets {
+                return Err(too_many_sheets(count, limits));
+            }
+            (
+                Format::Xlsx,
+                Source::Xlsx {
+                    book: Box::new(book),
+                    sheets: Vec::new(),
+                },
+            )
+        }
+        Container::Ods => (Format::Ods, Source::Tables(ods_tables(bytes, limits)?)),
+        Container::Xlsb => {
+            // calamine's .xlsb reader allocates record buffers from lengths the file
+            // declares, before reading them.
+            return Err(TabularError::UnsupportedFormat(
+                "binary Excel workbooks (.xlsb) are not read; save the file as .xlsx or CSV".into(),
+            ));
+        }
     };
-    let sheets = calamine::open_workbook_auto_from_rs(Cursor::new(bytes))
-        .map_err(|e| workbook_error("spreadsheet", e))?;
-    let format = match &sheets {
-        Sheets::Xls(_) => Format::Xls,
-        Sheets::Xlsx(_) => Format::Xlsx,
-        Sheets::Xlsb(_) => Format::Xlsb,
-        Sheets::Ods(_) => Format::Ods,
-    };
-    let mut sheets = sheets;
+    Ok(Input {
+        format,
+        encoding: None,
+        delimiter: None,
+        source,
+        limits,
+    })
+}
+
+fn too_many_sheets(count: usize, limits: &Limits) -> TabularError {
+    TabularError::limit(
+        "max_sheets",
+        limits.max_sheets,
+        format!("the workbook has {count} worksheets"),
+    )
+}
+
+/// Stream the cells of one xlsx worksheet into rows. calamine's cell reader neither
+/// trusts nor allocates the declared dimension; cells come in sheet order, and only
+/// non-empty ones are kept, each row as wide as its last value.
+fn xlsx_rows(
+    book: &mut Xlsx<Cursor<&[u8]>>,
+    sheet: &str,
+    limits: &Limits,
+    visit: &mut Visit,
+) -> Result<(), TabularError> {
+    let error = |e| workbook_error("xlsx")(calamine::Error::Xlsx(e));
+    let mut cells = book.worksheet_cells_reader(sheet).map_err(error)?;
+    let mut current: Option<Row> = None;
+    while let Some(found) = cells.next_cell().map_err(error)? {
+        let value = cell(&Data::from(found.get_value().clone()));
+        if value.is_empty() {
+            continue;
+        }
+        let (r, c) = found.get_position();
+        let (number, column) = (r.saturating_add(1), c as usize);
+        if column >= limits.max_columns {
+            return Err(TabularError::limit(
+                "max_columns",
+                limits.max_columns,
+                format!(
+                    "sheet `{sheet}` has a value in cell {}{number}, right of the last \
+                     column read",
+                    column_letter(column)
+                ),
+            ));
+        }
+        if current.as_ref().is_some_and(|row| row.number != number) {
+            if let Some(done) = current.take() {
+                if visit(done)?.is_break() {
+                    return Ok(());
+                }
+            }
+        }
+        let row = current.get_or_insert_with(|| Row {
+            number,
+            cells: Vec::new(),
+        });
+        if row.cells.len() <= column {
+            row.cells.resize(column + 1, Cell::Empty);
+        }
+        row.cells[column] = value;
+    }
+    if let Some(done) = current {
+        // The last row: there is nothing left to stop reading.
+        let _ = visit(done)?;
+    }
+    Ok(())
+}
+
+/// The worksheets of an ODS workbook, read whole by calamine once [`inspect::archive`]
+/// has bounded what its repeated rows and columns expand to.
+fn ods_tables(bytes: &[u8], limits: &Limits) -> Result<Vec<Table>, TabularError> {
+    let mut book = calamine::Ods::new(Cursor::new(bytes))
+        .map_err(|e| workbook_error("ods")(calamine::Error::Ods(e)))?;
+    let names = book.sheet_names();
+    if names.len() > limits.max_sheets {
+        return Err(too_many_sheets(names.len(), limits));
+    }
     let mut tables = Vec::new();
     let mut first_error = None;
-    let mut total = 0usize;
-    for name in sheets.sheet_names() {
-        match sheets.worksheet_range(&name) {
-            Ok(range) => {
-                let table = sheet_table(&name, &range);
-                total += table.rows.len();
-                if total > MAX_ROWS {
-                    return Err(TabularError::TooManyRows {
-                        rows: total,
-                        limit: MAX_ROWS,
-                    });
-                }
-                tables.push(table);
-            }
-            // Chart sheets and the like have no cells; one unreadable sheet should not
-            // hide the others.
+    for name in names {
+        match book.worksheet_range(&name) {
+            Ok(range) => tables.push(sheet_table(&name, &range)),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
         }
     }
-    if tables.is_empty() {
-        if let Some(e) = first_error {
-            return Err(workbook_error(format.as_str(), e));
-        }
+    if let (true, Some(e)) = (tables.is_empty(), first_error) {
+        return Err(workbook_error("ods")(calamine::Error::Ods(e)));
     }
-    Ok(Input {
-        format,
-        encoding: None,
-        delimiter: None,
-        tables,
-    })
+    Ok(tables)
 }
 
 fn sheet_table(name: &str, range: &calamine::Range<Data>) -> Table {
@@ -344,11 +586,79 @@ mod tests {
         );
     }
 
+    static LIMITS: std::sync::LazyLock<Limits> = std::sync::LazyLock::new(Limits::default);
+
+    fn read(
+        bytes: &'static [u8],
+        filename: Option<&str>,
+        delimiter: Option<char>,
+    ) -> Result<Input<'static>, TabularError> {
+        open(bytes, filename, delimiter, &LIMITS)
+    }
+
+    fn all_rows(input: &mut Input) -> Result<Vec<Row>, TabularError> {
+        input.heads(0)?;
+        let mut rows = Vec::new();
+        input.rows(0, &mut |row| {
+            rows.push(row);
+            Ok(())
+        })?;
+        Ok(rows)
+    }
+
     #[test]
     fn csv_rows_are_numbered_as_spreadsheets_show_them() {
-        let t = read_csv("h1,h2\n\n\"multi\nline\",x\nlast,y\n", ',').unwrap();
-        let numbers: Vec<u32> = t.rows.iter().map(|r| r.number).collect();
+        let mut input = read(b"h1,h2\n\n\"multi\nline\",x\nlast,y\n", None, Some(',')).unwrap();
+        let numbers: Vec<u32> = all_rows(&mut input)
+            .unwrap()
+            .iter()
+            .map(|r| r.number)
+            .collect();
         assert_eq!(numbers, [1, 3, 4]);
+        // The heads stop after the rows asked for.
+        let heads = input.heads(2).unwrap();
+        assert_eq!(heads[0].rows.len(), 2);
+    }
+
+    #[test]
+    fn rows_and_columns_are_limited_while_reading() {
+        let limits = Limits {
+            max_rows: 3,
+            max_columns: 2,
+            ..Limits::default()
+        };
+        let text = b"a,b\n1,2\n3,4\n5,6\n";
+        let mut input = open(text, None, None, &limits).unwrap();
+        assert!(matches!(
+            all_rows(&mut input),
+            Err(TabularError::Limit {
+                limit: "max_rows",
+                value: 3,
+                ..
+            })
+        ));
+        // Empty fields right of the limit carry nothing; a value there is refused.
+        let mut input = open(b"a,b,,\n1,2,,\n", None, None, &limits).unwrap();
+        assert_eq!(all_rows(&mut input).unwrap().len(), 2);
+        let mut input = open(b"a,b,c\n", None, None, &limits).unwrap();
+        assert!(matches!(
+            all_rows(&mut input),
+            Err(TabularError::Limit {
+                limit: "max_columns",
+                value: 2,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn legacy_binary_workbooks_are_refused_unread() {
+        let mut ole = OLE_MAGIC.to_vec();
+        ole.extend([0u8; 504]);
+        assert!(matches!(
+            open(&ole, Some("x.xls"), None, &LIMITS),
+            Err(TabularError::UnsupportedFormat(_))
+        ));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::table::{column_letter, Table};
 use super::TabularError;
 
 /// Rows looked at for the header, from the first non-empty one.
-const HEADER_SCAN: usize = 10;
+pub const HEADER_SCAN: usize = 10;
 
 /// The chosen reading of the input.
 #[derive(Clone, Debug)]

@@ -9,17 +9,22 @@ mod codes;
 mod error;
 mod fields;
 mod input;
+mod inspect;
 mod layout;
+mod limits;
 mod mapping;
 mod table;
 mod template;
 mod values;
 
 #[cfg(test)]
+mod hostile;
+#[cfg(test)]
 mod tests;
 
 pub use error::TabularError;
 pub use input::Format;
+pub use limits::Limits;
 pub use mapping::{mapping, mappings, DefaultValue, Mapping};
 pub use template::{template_csv, template_xlsx};
 pub use values::DateOrder;
@@ -83,30 +88,54 @@ pub struct Extraction {
 }
 
 /// Read invoices from a CSV or Excel file. The format comes from the content (`PK` zip
-/// → xlsx/ods, OLE → xls, otherwise CSV text); `filename` only sharpens error messages.
-/// Without a mapping, the shipped mapping whose headers fit best is used.
+/// → xlsx/ods, otherwise CSV text); `filename` only sharpens error messages. Without a
+/// mapping, the shipped mapping whose headers fit best is used.
+///
+/// Rows are read one at a time after the header: reading stops as soon as a limit is
+/// passed (`limits.max_invoices` invoices, rows, cells), so nothing past it is built.
 pub fn extract(
     bytes: &[u8],
     filename: Option<&str>,
     mapping: Option<&Mapping>,
+    limits: &Limits,
 ) -> Result<Extraction, TabularError> {
-    let input = input::read(bytes, filename, mapping.and_then(|m| m.delimiter))?;
+    // calamine is third-party code fed with untrusted bytes (fuzzing found an arithmetic
+    // overflow in its cell-reference parser): a panic inside it must become an error for
+    // this upload, not a failed request task.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        read(bytes, filename, mapping, limits)
+    }))
+    .unwrap_or_else(|_| {
+        Err(TabularError::Workbook {
+            format: "spreadsheet",
+            reason: "the reader failed on malformed data".into(),
+        })
+    })
+}
+
+fn read(
+    bytes: &[u8],
+    filename: Option<&str>,
+    mapping: Option<&Mapping>,
+    limits: &Limits,
+) -> Result<Extraction, TabularError> {
+    let mut input = input::open(bytes, filename, mapping.and_then(|m| m.delimiter), limits)?;
+    let heads = input.heads(layout::HEADER_SCAN)?;
     let candidates = match mapping {
         Some(m) => vec![m.clone()],
         None => mappings(),
     };
-    let layout = layout::choose(&input.tables, &candidates, mapping.is_some())?;
-    let table = input
-        .tables
-        .get(layout.table)
-        .ok_or(TabularError::NoHeader)?;
+    let layout = layout::choose(&heads, &candidates, mapping.is_some())?;
+    let table = heads.get(layout.table).ok_or(TabularError::NoHeader)?;
     let ctx = assemble::Context {
         mapping: &layout.mapping,
         sheet: table.sheet.as_deref(),
         headers: &layout.headers,
         columns: &layout.resolved.columns,
     };
-    let (invoices, issues) = assemble::invoices(table, layout.header, &ctx);
+    let mut groups = assemble::Grouper::new(layout.header, &ctx, limits);
+    input.rows(layout.table, &mut |row| groups.push(row))?;
+    let (invoices, issues) = groups.finish();
     let header_row = table.rows.get(layout.header).map_or(1, |r| r.number);
     Ok(Extraction {
         format: input.format,

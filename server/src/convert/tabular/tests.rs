@@ -11,6 +11,15 @@ use std::str::FromStr;
 
 const SK_EXPORT: &[u8] = include_bytes!("testdata/sk-export-cp1250.csv");
 
+/// [`super::extract`] under the default limits.
+fn extract(
+    bytes: &[u8],
+    filename: Option<&str>,
+    mapping: Option<&Mapping>,
+) -> Result<Extraction, TabularError> {
+    super::extract(bytes, filename, mapping, &Limits::default())
+}
+
 fn dec(s: &str) -> Decimal {
     Decimal::from_str(s).unwrap()
 }
