@@ -63,3 +63,35 @@ impl Part<'_> {
         Ok(Some(text.trim().to_string()).filter(|t| !t.is_empty()))
     }
 }
+
+/// One part of a form as read: its field name, file name and contents.
+pub struct ReadPart {
+    pub name: String,
+    pub file_name: Option<String>,
+    pub bytes: Bytes,
+}
+
+/// Read every part of a multipart request the way the upload routes do (the same reader,
+/// the same limit and the same problems). For the fuzzer and tests: the routes read
+/// part by part, deciding as they go.
+pub async fn read_all(
+    request: axum::extract::Request,
+    limit: usize,
+) -> Result<Vec<ReadPart>, Problem> {
+    use axum::extract::FromRequest;
+    let multipart = Multipart::from_request(request, &())
+        .await
+        .map_err(|e| Problem::bad_request(e.body_text()))?;
+    let mut form = Form::new(multipart, limit);
+    let mut parts = Vec::new();
+    while let Some(part) = form.next().await? {
+        let (name, file_name) = (part.name.clone(), part.file_name.clone());
+        let bytes = part.bytes().await?;
+        parts.push(ReadPart {
+            name,
+            file_name,
+            bytes,
+        });
+    }
+    Ok(parts)
+}

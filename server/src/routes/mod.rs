@@ -5,7 +5,7 @@
 pub mod admit;
 pub mod company;
 pub mod convert;
-mod form;
+pub mod form;
 pub mod health;
 pub mod keys;
 pub mod peppol;
