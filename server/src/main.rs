@@ -46,6 +46,13 @@ enum Command {
     /// Convert PDF, Excel and CSV invoices into Peppol BIS 3.0 UBL (exit 0: all ready,
     /// 1: some need review, 2: a file could not be converted).
     Convert(ConvertArgs),
+    /// Print the OpenAPI 3.1 description the server serves at /openapi.json (with the
+    /// limits of the configuration), e.g. to generate a client offline.
+    Openapi {
+        /// TOML configuration file [default: $INVEX_CONFIG]; INVEX_* variables override it.
+        #[arg(long, short, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -247,6 +254,12 @@ fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Serve { config } => serve(config).map(|()| 0),
+        Command::Openapi { config } => {
+            let config = invex_server::config::Config::load(config.as_deref())?;
+            let doc = invex_server::openapi::document(&config.limits);
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+            Ok(0)
+        }
         Command::Validate(args) => {
             let progress =
                 std::io::stderr().is_terminal() && args.files.len() >= PROGRESS_THRESHOLD;

@@ -39,6 +39,40 @@ pub struct ProblemBody {
     pub instance: String,
     /// The request id (also in the `X-Request-Id` header and every log line).
     pub request_id: String,
+    /// Extension: the findings that decided the answer (a send refused for fatal findings).
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub findings: Option<Vec<serde_json::Value>>,
+    /// Extension: the identifiers that failed their check (`invalid-identifiers`), each with
+    /// its field, value and reason.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub identifiers: Option<Vec<serde_json::Value>>,
+    /// Extension: the limit that was broken (`max_body_bytes`, `max_files`, `max_invoices`,
+    /// `max_columns`, `inflight_bytes`, ...).
+    pub limit: Option<String>,
+    /// Extension: the value of that limit.
+    pub limit_value: Option<u64>,
+    /// Extension: where a document is not well-formed, 1-based.
+    pub line: Option<u64>,
+    /// Extension: the column of `line`, 1-based.
+    pub column: Option<u64>,
+    /// Extension: the request field at fault (a query parameter, a JSON member, a header).
+    pub field: Option<String>,
+    /// Extension: one entry per invalid member of a JSON body.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub errors: Option<Vec<serde_json::Value>>,
+    /// Extension: the files of a batch that could not be processed, each with its problem.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub rejected: Option<Vec<serde_json::Value>>,
+    /// Extension: seconds to wait before retrying (as `Retry-After`).
+    pub retry_after_seconds: Option<u64>,
+    /// Extension: the profiles the server offers (an unknown profile was asked for).
+    pub available_profiles: Option<Vec<String>>,
+    /// Extension: the roles that may call the operation (`forbidden`).
+    pub allowed_roles: Option<Vec<String>>,
+    /// Extension: the invoice an answer is about (`duplicate-document`, a review gate).
+    pub invoice_id: Option<String>,
+    /// Extension: the conversion holding a document for review (`review-required`).
+    pub conversion_id: Option<String>,
 }
 
 impl Problem {

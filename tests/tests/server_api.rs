@@ -280,6 +280,39 @@ fn part(name: &str, bytes: Vec<u8>) -> reqwest::multipart::Part {
         .unwrap()
 }
 
+/// `/api/validate` answered a bare result for one file and a batch for several: a client
+/// generated from the OpenAPI (which says batch) broke on the single file. One shape now.
+#[tokio::test]
+async fn api_validate_answers_the_batch_shape_for_one_file_too() {
+    let s = TestServer::start().await;
+    let form = reqwest::multipart::Form::new().part(
+        "files[]",
+        part("good.xml", support::example("invoice-sk.xml")),
+    );
+    let r = s
+        .api(Method::POST, "/api/validate", BOOTSTRAP)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["results"].as_array().map(Vec::len), Some(1), "{body}");
+    assert_eq!(body["results"][0]["verdict"], "valid", "{body}");
+    assert_eq!(body["rejected"], serde_json::json!([]), "{body}");
+    // One file that is not XML: the same problem as for a batch, naming the file.
+    let form = reqwest::multipart::Form::new()
+        .part("files[]", part("broken.xml", b"<Invoice>\n<a>\n</Invoice>".to_vec()));
+    let r = s
+        .api(Method::POST, "/api/validate", BOOTSTRAP)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 422).await;
+    assert_eq!(p["rejected"][0]["file_name"], "broken.xml", "{p}");
+}
+
 #[tokio::test]
 async fn api_validate_takes_several_files_and_answers_each() {
     let s = TestServer::start().await;

@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// Seconds a client should wait before asking again when no register answered.
 const RETRY_AFTER_SECS: u64 = 60;
 
-#[utoipa::path(get, path = "/v1/company/sk/{ico}", tag = "lookups",
+#[utoipa::path(get, path = "/v1/company/sk/{ico}", tag = "lookups", operation_id = "lookup_slovak_company",
     params(("ico" = String, Path, description = "Slovak IČO: 8 digits with a valid check digit (a legacy 6-digit IČO is read left-padded with `00`)", example = "31322832")),
     description = "Slovak company data in four groups: `commercial_register` (RPO), `debtors` (Financial Administration tax debtors; social and health insurers are not covered and the answer says so), `financial_results` (RÚZ) and `public_sector_partners` (RPVS). Each group has `source`, `source_url`, `fetched_at`, `status` (`ok`, `not_found`, `unavailable`), `cached`, `data` (null unless `ok`) and `detail`. The registers are asked concurrently within the configured time budget; a register that fails or is slow makes its group `unavailable` and the answer `partial`, still with status 200. Only when no register answers at all is the answer 503.",
     responses(

@@ -250,7 +250,7 @@ fn result(
     })
 }
 
-#[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion",
+#[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion", operation_id = "convert_invoice_v1",
     request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb) or a CSV file (one or more `file` fields); \
 optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a mapping JSON; optional `profile` to validate against (else detected)"),
     responses(
@@ -271,7 +271,7 @@ pub async fn convert_v1(
     Ok((StatusCode::CREATED, Json(result(&state, &records, true)?)).into_response())
 }
 
-#[utoipa::path(post, path = "/api/convert", tag = "conversion",
+#[utoipa::path(post, path = "/api/convert", tag = "conversion", operation_id = "convert_invoices_api",
     params(("Accept" = Option<String>, Header, description = "`application/zip`: the XML files, only when every invoice is ready (else 422 with the batch report); `application/json`: always the batch report; absent or `*/*`: ZIP when everything is ready, else the report")),
     request_body(content_type = "multipart/form-data", description = "`file` (or `files[]`): Excel, CSV or prepared exports; optional `mapping`, `profile`"),
     responses(
@@ -341,7 +341,7 @@ pub async fn convert_api(
         .into_response())
 }
 
-#[utoipa::path(get, path = "/v1/invoice/convert/template.csv", tag = "conversion",
+#[utoipa::path(get, path = "/v1/invoice/convert/template.csv", tag = "conversion", operation_id = "get_csv_template",
     responses((status = 200, description = "The CSV template (UTF-8, one row per invoice line; see docs/conversion-template.md)", content_type = "text/csv")))]
 pub async fn template_csv() -> Response {
     (
@@ -357,7 +357,7 @@ pub async fn template_csv() -> Response {
         .into_response()
 }
 
-#[utoipa::path(get, path = "/v1/invoice/convert/template.xlsx", tag = "conversion",
+#[utoipa::path(get, path = "/v1/invoice/convert/template.xlsx", tag = "conversion", operation_id = "get_xlsx_template",
     responses((status = 200, description = "The Excel template", content_type = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet")))]
 pub async fn template_xlsx() -> Result<Response, Problem> {
     let bytes = convert::tabular::template_xlsx()
@@ -378,7 +378,7 @@ pub async fn template_xlsx() -> Result<Response, Problem> {
         .into_response())
 }
 
-#[utoipa::path(get, path = "/v1/invoice/convert/mappings", tag = "conversion",
+#[utoipa::path(get, path = "/v1/invoice/convert/mappings", tag = "conversion", operation_id = "list_conversion_mappings",
     responses((status = 200, description = "The shipped mapping profiles (column → business term), usable by id in `mapping`", body = Object)))]
 pub async fn mappings() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "mappings": convert::tabular::mappings() }))
@@ -399,7 +399,7 @@ pub struct ConversionList {
     pub conversions: Vec<ConversionView>,
 }
 
-#[utoipa::path(get, path = "/v1/conversions", tag = "conversion", params(ListQuery),
+#[utoipa::path(get, path = "/v1/conversions", tag = "conversion", operation_id = "list_conversions", params(ListQuery),
     responses((status = 200, description = "Conversions, newest first; `status=needs_review` is the review queue", body = ConversionList)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -436,7 +436,7 @@ async fn tenant_conversion(
         .ok_or_else(|| Problem::not_found(format!("no conversion `{id}`")))
 }
 
-#[utoipa::path(get, path = "/v1/conversions/{id}", tag = "conversion",
+#[utoipa::path(get, path = "/v1/conversions/{id}", tag = "conversion", operation_id = "get_conversion",
     params(("id" = String, Path, description = "Conversion id")),
     responses(
         (status = 200, description = "The conversion with every field (value, confidence, source), cross-checks, validation, XML and review trail", body = ConversionView),
@@ -452,7 +452,7 @@ pub async fn get_one(
     ))
 }
 
-#[utoipa::path(get, path = "/v1/conversions/{id}/xml", tag = "conversion",
+#[utoipa::path(get, path = "/v1/conversions/{id}/xml", tag = "conversion", operation_id = "get_conversion_xml",
     params(("id" = String, Path, description = "Conversion id")),
     responses((status = 200, description = "The generated UBL", content_type = "application/xml")))]
 pub async fn xml(
@@ -498,7 +498,7 @@ async fn save(state: &AppState, record: &ConversionRecord, expected: &str) -> Re
     Ok(())
 }
 
-#[utoipa::path(patch, path = "/v1/conversions/{id}", tag = "conversion",
+#[utoipa::path(patch, path = "/v1/conversions/{id}", tag = "conversion", operation_id = "correct_conversion",
     params(("id" = String, Path, description = "Conversion id")),
     request_body = Corrections,
     responses(
@@ -545,7 +545,7 @@ pub struct ApproveBody {
     pub note: Option<String>,
 }
 
-#[utoipa::path(post, path = "/v1/conversions/{id}/approve", tag = "conversion",
+#[utoipa::path(post, path = "/v1/conversions/{id}/approve", tag = "conversion", operation_id = "approve_conversion",
     params(("id" = String, Path, description = "Conversion id")),
     request_body(content = Option<ApproveBody>, description = "Optional note"),
     responses(
@@ -573,7 +573,7 @@ pub struct RejectBody {
     pub reason: String,
 }
 
-#[utoipa::path(post, path = "/v1/conversions/{id}/reject", tag = "conversion",
+#[utoipa::path(post, path = "/v1/conversions/{id}/reject", tag = "conversion", operation_id = "reject_conversion",
     params(("id" = String, Path, description = "Conversion id")),
     request_body = RejectBody,
     responses(

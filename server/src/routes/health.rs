@@ -20,7 +20,7 @@ pub struct Health {
     pub mode: String,
 }
 
-#[utoipa::path(get, path = "/health", tag = "operations",
+#[utoipa::path(get, path = "/health", tag = "operations", operation_id = "health",
     responses((status = 200, description = "The process is up", body = Health)))]
 pub async fn health(State(state): State<AppState>) -> Json<Health> {
     Json(Health {
@@ -44,7 +44,7 @@ pub struct Ready {
     pub last_reload: ReloadStatus,
 }
 
-#[utoipa::path(get, path = "/ready", tag = "operations",
+#[utoipa::path(get, path = "/ready", tag = "operations", operation_id = "ready",
     responses((status = 200, description = "Database reachable and rule packs loaded", body = Ready),
               (status = 503, description = "Not ready (the problem says why)", body = crate::problem::ProblemBody)))]
 pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem> {
@@ -72,7 +72,7 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
     }))
 }
 
-#[utoipa::path(get, path = "/metrics", tag = "operations",
+#[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     use std::sync::atomic::Ordering::Relaxed;

@@ -98,7 +98,7 @@ pub async fn issue_key(
     })
 }
 
-#[utoipa::path(post, path = "/v1/keys", tag = "keys",
+#[utoipa::path(post, path = "/v1/keys", tag = "keys", operation_id = "create_key",
     request_body = CreateKey,
     responses((status = 201, description = "The key, shown once", body = CreatedKey),
               (status = 422, description = "Unknown role or bad name", body = crate::problem::ProblemBody)))]
@@ -113,7 +113,7 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(created)))
 }
 
-#[utoipa::path(get, path = "/v1/keys", tag = "keys",
+#[utoipa::path(get, path = "/v1/keys", tag = "keys", operation_id = "list_keys",
     responses((status = 200, description = "The tenant's keys, revoked ones included", body = KeyList)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -125,7 +125,7 @@ pub async fn list(
     }))
 }
 
-#[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys",
+#[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys", operation_id = "revoke_key",
     params(("id" = String, Path, description = "Key id (`key_...`)")),
     responses((status = 204, description = "Revoked"),
               (status = 404, description = "No such key in this tenant", body = crate::problem::ProblemBody),

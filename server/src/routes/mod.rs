@@ -214,8 +214,20 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             post(sending::send_api),
         ),
         (
+            e(Method::GET, "/v1/invoices", Roles(allow::READ)),
+            get(sending::list_invoices),
+        ),
+        (
             e(Method::GET, "/v1/invoices/{id}", Roles(allow::READ)),
             get(sending::get_invoice),
+        ),
+        (
+            e(Method::GET, "/v1/invoices/{id}/messages", Roles(allow::READ)),
+            get(sending::messages_v1),
+        ),
+        (
+            e(Method::GET, "/v1/invoices/{id}/evidence", Roles(allow::AUDIT)),
+            get(sending::evidence_v1),
         ),
         (
             e(

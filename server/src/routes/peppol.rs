@@ -46,7 +46,7 @@ fn invalid(e: &IdError, given: &str) -> Problem {
     p
 }
 
-#[utoipa::path(get, path = "/v1/peppol/lookup", tag = "lookups",
+#[utoipa::path(get, path = "/v1/peppol/lookup", tag = "lookups", operation_id = "lookup_peppol_participant_v1",
     params(LookupQuery),
     responses(
         (status = 200, description = "Whether the participant is registered, its profiles, document types and access point", body = PeppolLookupResult),
@@ -93,7 +93,7 @@ pub async fn lookup_v1(
     }
 }
 
-#[utoipa::path(get, path = "/api/peppol-lookup/{participantId}", tag = "lookups",
+#[utoipa::path(get, path = "/api/peppol-lookup/{participantId}", tag = "lookups", operation_id = "lookup_peppol_participant_api",
     params(("participantId" = String, Path,
         description = "`{icd}:{identifier}` (e.g. `0245:2022749619`) or `iso6523-actorid-upis::0245:2022749619`")),
     responses(

@@ -22,7 +22,7 @@ pub struct RulepackList {
     pub watching: bool,
 }
 
-#[utoipa::path(get, path = "/v1/rulepacks", tag = "rulepacks",
+#[utoipa::path(get, path = "/v1/rulepacks", tag = "rulepacks", operation_id = "list_rulepacks",
     responses((status = 200, description = "Profiles and pack versions in force, and the last reload", body = RulepackList)))]
 pub async fn list(State(state): State<AppState>) -> Json<RulepackList> {
     let catalog = state.registry.current();
@@ -35,7 +35,7 @@ pub async fn list(State(state): State<AppState>) -> Json<RulepackList> {
     })
 }
 
-#[utoipa::path(post, path = "/v1/rulepacks/reload", tag = "rulepacks",
+#[utoipa::path(post, path = "/v1/rulepacks/reload", tag = "rulepacks", operation_id = "reload_rulepacks",
     responses(
         (status = 200, description = "Reloaded: versions before and after, and the packs whose fixtures ran", body = ReloadOutcome),
         (status = 422, description = "Refused: the packs on disk do not load (`rulepack-load-failed`), or do not match their locks or fail their fixtures (`rulepack-reload-refused`, per-pack reasons in `packs`); the last good set stays in force", body = crate::problem::ProblemBody)))]

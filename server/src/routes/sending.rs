@@ -9,7 +9,7 @@ use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::auth::Principal;
+use crate::auth::{Family, Principal};
 use crate::config::Mode;
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
@@ -79,7 +79,7 @@ fn partners(mode: Mode) -> &'static [&'static str] {
     }
 }
 
-#[utoipa::path(post, path = "/v1/connections", tag = "sending",
+#[utoipa::path(post, path = "/v1/connections", tag = "sending", operation_id = "create_connection",
     request_body = CreateConnection,
     responses(
         (status = 201, description = "Created, `pending`: activate it to send", body = Connection),
@@ -154,7 +154,7 @@ fn http_settings(
     Ok(partner::HttpSettings { base_url, api_key })
 }
 
-#[utoipa::path(get, path = "/v1/connections", tag = "sending",
+#[utoipa::path(get, path = "/v1/connections", tag = "sending", operation_id = "list_connections",
     responses((status = 200, description = "The tenant's connections", body = ConnectionList)))]
 pub async fn list_connections(
     State(state): State<AppState>,
@@ -166,7 +166,7 @@ pub async fn list_connections(
     }))
 }
 
-#[utoipa::path(post, path = "/v1/connections/{id}/activate", tag = "sending",
+#[utoipa::path(post, path = "/v1/connections/{id}/activate", tag = "sending", operation_id = "activate_connection",
     params(("id" = String, Path, description = "Connection id (`con_...`)")),
     responses(
         (status = 200, description = "Active: sends go through it", body = Connection),
@@ -207,6 +207,10 @@ pub struct SendQuery {
     /// Send the document a conversion produced (`conv_...`) instead of a body; refused with
     /// 409 while the conversion needs review and is not approved.
     pub conversion_id: Option<String>,
+    /// `true` to send on purpose a document whose seller, number and issue date match an
+    /// invoice already queued, in flight or delivered (otherwise 409 `duplicate-document`).
+    #[serde(default)]
+    pub allow_duplicate: bool,
 }
 
 fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -262,7 +266,7 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
         .flatten()
 }
 
-#[utoipa::path(post, path = "/v1/invoice/send", tag = "sending",
+#[utoipa::path(post, path = "/v1/invoice/send", tag = "sending", operation_id = "send_invoice_v1",
     params(SendQuery,
         ("Idempotency-Key" = String, Header, description = "Required. A retry with the same key and document replays the first answer; kept 24 h"),
         ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response. Without the header the buyer's electronic address chooses: 0245:9999000001 rejected, …002 under_query, …003 conditionally_accepted, …004 transport_rejection, …005 delivery_failure, …006 no_response; any other: accepted")),
@@ -274,7 +278,7 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
         (status = 413, description = "Body over `max_body_bytes`, or over the in-flight budget", body = crate::problem::ProblemBody),
         (status = 415, description = "A body that is not XML", body = crate::problem::ProblemBody),
         (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
-        (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
+        (status = 409, description = "No activated connection, the same key still running, a conversion held for review, or the same document already queued, in flight or delivered (`duplicate-document` naming the first invoice; `allow_duplicate=true` sends it anyway)", body = crate::problem::ProblemBody),
         (status = 422, description = "Fatal findings (`remediation-required`: stored, not sent; `findings`, `invoice_id`), or the key reused with another request", body = crate::problem::ProblemBody)))]
 pub async fn send_v1(
     State(state): State<AppState>,
@@ -317,22 +321,24 @@ pub async fn send_v1(
         file_name: None,
         scenario: scenario(&state, &headers),
         resubmission_of: query.resubmission_of,
+        allow_duplicate: query.allow_duplicate,
+        family: Family::Versioned,
         bytes,
     };
     Ok(sending::send(&state, &principal, send).await)
 }
 
-#[utoipa::path(post, path = "/api/send", tag = "sending",
+#[utoipa::path(post, path = "/api/send", tag = "sending", operation_id = "send_invoice_api",
     params(
         ("Idempotency-Key" = String, Header, description = "Required; see POST /v1/invoice/send"),
         ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only; see POST /v1/invoice/send")),
-    request_body(content_type = "multipart/form-data", description = "`xml_file`: the document; optional `profile` and `resubmission_of` fields"),
+    request_body(content_type = "multipart/form-data", description = "`xml_file`: the document; optional `profile`, `resubmission_of` and `allow_duplicate` (`true` or `false`) fields"),
     responses(
         (status = 202, description = "Validated, stored and queued", body = sending::SendAccepted),
         (status = 400, description = "No Idempotency-Key, no `xml_file` or more than one", body = crate::problem::ProblemBody),
         (status = 408, description = "The body did not arrive within the body timeouts", body = crate::problem::ProblemBody),
         (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
-        (status = 409, description = "No activated connection, or the same key still running", body = crate::problem::ProblemBody),
+        (status = 409, description = "No activated connection, the same key still running, a conversion held for review, or the same document already queued, in flight or delivered (`duplicate-document` naming the first invoice; `allow_duplicate=true` sends it anyway)", body = crate::problem::ProblemBody),
         (status = 422, description = "Fatal findings (`remediation-required`), or the key reused with another request", body = crate::problem::ProblemBody)))]
 pub async fn send_api(
     State(state): State<AppState>,
@@ -347,6 +353,7 @@ pub async fn send_api(
         .map_err(|e| Problem::bad_request(e.body_text()))?;
     let mut form = Form::new(multipart, state.config.limits.max_body_bytes);
     let (mut file, mut file_name, mut profile, mut resubmission_of) = (None, None, None, None);
+    let mut allow_duplicate = false;
     while let Some(part) = form.next().await? {
         match part.name.as_str() {
             "xml_file" if file.is_some() => {
@@ -362,6 +369,19 @@ pub async fn send_api(
             }
             "profile" => profile = part.text().await?,
             "resubmission_of" => resubmission_of = part.text().await?,
+            "allow_duplicate" => {
+                let text = part.text().await?.unwrap_or_default();
+                allow_duplicate = match text.trim() {
+                    "true" => true,
+                    "false" | "" => false,
+                    other => {
+                        return Err(Problem::invalid_field(
+                            "allow_duplicate",
+                            format!("`{other}` is not a boolean; send true or false"),
+                        ))
+                    }
+                };
+            }
             _ => {
                 let other = part.name;
                 return Err(Problem::bad_request(format!(
@@ -380,6 +400,8 @@ pub async fn send_api(
         file_name,
         scenario: scenario(&state, &headers),
         resubmission_of,
+        allow_duplicate,
+        family: Family::Api,
         bytes,
     };
     Ok(sending::send(&state, &principal, send).await)
@@ -405,10 +427,16 @@ pub struct Invoice {
     pub id: String,
     pub status: String,
     pub document_id: Option<String>,
+    /// Issue date of the document, `YYYY-MM-DD`.
+    pub issue_date: Option<String>,
     pub buyer_endpoint: Option<String>,
     pub connection_id: Option<String>,
     pub transmission_id: Option<String>,
+    /// The invoice this one corrects.
     pub resubmission_of: Option<String>,
+    /// The invoices that correct this one, oldest first (absent in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resubmitted_as: Option<Vec<String>>,
     /// SHA-256 of the document as received.
     pub sha256: String,
     #[schema(value_type = Object)]
@@ -419,7 +447,29 @@ pub struct Invoice {
     pub links: sending::InvoiceLinks,
 }
 
-#[utoipa::path(get, path = "/v1/invoices/{id}", tag = "sending",
+impl Invoice {
+    fn of(inv: store::InvoiceRecord, resubmitted_as: Option<Vec<String>>) -> Invoice {
+        Invoice {
+            links: sending::InvoiceLinks::new(Family::Versioned, &inv.id, &inv.validation_id),
+            validation: serde_json::from_str(&inv.summary).unwrap_or_default(),
+            id: inv.id,
+            status: inv.status,
+            document_id: inv.document_id,
+            issue_date: inv.issue_date,
+            buyer_endpoint: inv.buyer_endpoint,
+            connection_id: inv.connection_id,
+            transmission_id: inv.transmission_id,
+            resubmission_of: inv.resubmission_of,
+            resubmitted_as,
+            sha256: inv.sha256,
+            created_at: inv.created_at,
+            updated_at: inv.updated_at,
+            environment: inv.environment,
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/v1/invoices/{id}", tag = "sending", operation_id = "get_invoice",
     params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
     responses(
         (status = 200, description = "The invoice and its current status", body = Invoice),
@@ -430,24 +480,110 @@ pub async fn get_invoice(
     Path(id): Path<String>,
 ) -> Result<Json<Invoice>, Problem> {
     let inv = tenant_invoice(&state, &principal, &id).await?;
-    Ok(Json(Invoice {
-        links: sending::InvoiceLinks {
-            self_: format!("/v1/invoices/{}", inv.id),
-            messages: format!("/api/messages/{}", inv.id),
-            validation: format!("/v1/validations/{}", inv.validation_id),
-        },
-        validation: serde_json::from_str(&inv.summary).unwrap_or_default(),
-        id: inv.id,
-        status: inv.status,
-        document_id: inv.document_id,
-        buyer_endpoint: inv.buyer_endpoint,
-        connection_id: inv.connection_id,
-        transmission_id: inv.transmission_id,
-        resubmission_of: inv.resubmission_of,
-        sha256: inv.sha256,
-        created_at: inv.created_at,
-        updated_at: inv.updated_at,
-        environment: inv.environment,
+    let resubmitted_as = state
+        .store
+        .resubmissions(&principal.tenant_id, &inv.id)
+        .await?;
+    Ok(Json(Invoice::of(inv, Some(resubmitted_as))))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct InvoiceQuery {
+    /// Only invoices in this status (`queued`, `delivered`, `accepted`, `rejected`, ...).
+    pub status: Option<String>,
+    /// Only invoices whose document has this number (BT-1).
+    pub document_id: Option<String>,
+    /// Only invoices to this buyer electronic address, `scheme:value` (e.g. `0245:1234567890`).
+    pub counterparty: Option<String>,
+    /// Issued on or after this date, `YYYY-MM-DD`.
+    pub issued_from: Option<String>,
+    /// Issued on or before this date, `YYYY-MM-DD`.
+    pub issued_to: Option<String>,
+    /// Changed at or after this time (RFC 3339): what happened since the last webhook seen.
+    pub updated_since: Option<String>,
+    /// Only invoices older than this id: the `next` of the previous page.
+    pub before: Option<String>,
+    /// Page size, 1–200 (default 50).
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InvoiceList {
+    /// Newest first.
+    pub invoices: Vec<Invoice>,
+    /// Pass as `before` for the next page; absent on the last page.
+    pub next: Option<String>,
+}
+
+#[utoipa::path(get, path = "/v1/invoices", tag = "sending", operation_id = "list_invoices",
+    params(InvoiceQuery),
+    responses(
+        (status = 200, description = "The tenant's invoices, newest first: find the ones whose webhooks were missed", body = InvoiceList),
+        (status = 400, description = "A filter that is not a status, a date or a time", body = crate::problem::ProblemBody)))]
+pub async fn list_invoices(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Query(query): Query<InvoiceQuery>,
+) -> Result<Json<InvoiceList>, Problem> {
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(Problem::invalid_field(
+            "limit",
+            "`limit` must be between 1 and 200",
+        ));
+    }
+    if let Some(status) = &query.status {
+        if sending::states::Status::parse(status).is_none() {
+            return Err(Problem::invalid_field(
+                "status",
+                format!("`{status}` is not an invoice status"),
+            ));
+        }
+    }
+    for (field, value) in [("issued_from", &query.issued_from), ("issued_to", &query.issued_to)] {
+        if let Some(v) = value {
+            if chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").is_err() {
+                return Err(Problem::invalid_field(
+                    field,
+                    format!("`{v}` is not a date; write YYYY-MM-DD"),
+                ));
+            }
+        }
+    }
+    // Stored times are UTC RFC 3339 with milliseconds: compare in that form.
+    let updated_since = match &query.updated_since {
+        None => None,
+        Some(v) => Some(
+            chrono::DateTime::parse_from_rfc3339(v)
+                .map_err(|_| {
+                    Problem::invalid_field(
+                        "updated_since",
+                        format!("`{v}` is not an RFC 3339 time, e.g. 2027-01-15T08:00:00Z"),
+                    )
+                })?
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ),
+    };
+    let filter = store::InvoiceFilter {
+        tenant_id: &principal.tenant_id,
+        before: query.before.as_deref(),
+        limit,
+        status: query.status.as_deref(),
+        document_id: query.document_id.as_deref(),
+        counterparty: query.counterparty.as_deref(),
+        issued_from: query.issued_from.as_deref(),
+        issued_to: query.issued_to.as_deref(),
+        updated_since: updated_since.as_deref(),
+    };
+    let records = state.store.invoices(&filter).await?;
+    let next = (records.len() as i64 == limit)
+        .then(|| records.last().map(|r| r.id.clone()))
+        .flatten();
+    Ok(Json(InvoiceList {
+        invoices: records.into_iter().map(|r| Invoice::of(r, None)).collect(),
+        next,
     }))
 }
 
@@ -462,7 +598,7 @@ pub struct Timeline {
     pub environment: String,
 }
 
-#[utoipa::path(get, path = "/api/messages/{invoiceId}", tag = "sending",
+#[utoipa::path(get, path = "/api/messages/{invoiceId}", tag = "sending", operation_id = "list_invoice_messages_api",
     params(("invoiceId" = String, Path, description = "Invoice id (`inv_...`)")),
     responses(
         (status = 200, description = "Every event in time order: ours and the partner's (ACK is never acceptance)", body = Timeline),
@@ -472,11 +608,33 @@ pub async fn messages(
     Extension(principal): Extension<Principal>,
     Path(invoice_id): Path<String>,
 ) -> Result<Json<Timeline>, Problem> {
+    timeline(&state, &principal, &invoice_id).await.map(Json)
+}
+
+#[utoipa::path(get, path = "/v1/invoices/{id}/messages", tag = "sending", operation_id = "list_invoice_messages",
+    params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "Every event in time order: ours and the partner's (ACK is never acceptance); the same as `GET /api/messages/{invoiceId}`", body = Timeline),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn messages_v1(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Timeline>, Problem> {
+    timeline(&state, &principal, &id).await.map(Json)
+}
+
+async fn timeline(
+    state: &AppState,
+    principal: &Principal,
+    invoice_id: &str,
+) -> Result<Timeline, Problem> {
+    let invoice_id = invoice_id.to_string();
     // Events first, then the invoice: a delivery committing in between can only make the
     // invoice row newer than the events read, and the status is taken from the events, so
     // the answer is always one consistent timeline.
     let events = state.store.invoice_events(&invoice_id).await?;
-    let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
+    let inv = tenant_invoice(state, principal, &invoice_id).await?;
     let status = events
         .iter()
         .rev()
@@ -486,17 +644,17 @@ pub async fn messages(
         .last()
         .map(|e| e.hash.clone())
         .unwrap_or_else(|| store::GENESIS_HASH.to_string());
-    Ok(Json(Timeline {
+    Ok(Timeline {
         invoice_id: inv.id,
         status,
         transmission_id: inv.transmission_id,
         events: events.into_iter().map(TimelineEntry::from).collect(),
         chain_head,
         environment: inv.environment,
-    }))
+    })
 }
 
-#[utoipa::path(get, path = "/api/evidence/{invoiceId}", tag = "sending",
+#[utoipa::path(get, path = "/api/evidence/{invoiceId}", tag = "sending", operation_id = "get_invoice_evidence_api",
     params(("invoiceId" = String, Path, description = "Invoice id (`inv_...`)")),
     responses(
         (status = 200, description = "The evidence package: JSON, or with `Accept: application/zip` a ZIP (`invoice.xml`, `evidence.json`, `manifest.json` with SHA-256 of each file and the timeline's chain head; check it offline with `invex evidence verify FILE.zip`)",
@@ -508,10 +666,34 @@ pub async fn evidence(
     Path(invoice_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
+    evidence_package(&state, &principal, &invoice_id, &headers).await
+}
+
+#[utoipa::path(get, path = "/v1/invoices/{id}/evidence", tag = "sending", operation_id = "get_invoice_evidence",
+    params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
+    responses(
+        (status = 200, description = "The evidence package, as `GET /api/evidence/{invoiceId}`: JSON, or with `Accept: application/zip` a ZIP",
+         content((sending::evidence::EvidencePackage = "application/json"), (Vec<u8> = "application/zip"))),
+        (status = 404, description = "No such invoice in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn evidence_v1(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    evidence_package(&state, &principal, &id, &headers).await
+}
+
+async fn evidence_package(
+    state: &AppState,
+    principal: &Principal,
+    invoice_id: &str,
+    headers: &HeaderMap,
+) -> Result<Response, Problem> {
     use axum::http::header;
     use axum::response::IntoResponse;
-    let events = state.store.invoice_events(&invoice_id).await?;
-    let inv = tenant_invoice(&state, &principal, &invoice_id).await?;
+    let events = state.store.invoice_events(invoice_id).await?;
+    let inv = tenant_invoice(state, principal, invoice_id).await?;
     let mut package = sending::evidence::EvidencePackage::build(
         &inv,
         events.into_iter().map(TimelineEntry::from).collect(),
@@ -526,7 +708,7 @@ pub async fn evidence(
             .approvals
             .extend(crate::convert::review::approval(&conversion));
     }
-    let wants_zip = header_text(&headers, "accept").is_some_and(|a| a.contains("application/zip"));
+    let wants_zip = header_text(headers, "accept").is_some_and(|a| a.contains("application/zip"));
     if !wants_zip {
         return Ok(Json(package).into_response());
     }
@@ -545,7 +727,7 @@ pub async fn evidence(
         .into_response())
 }
 
-#[utoipa::path(post, path = "/v1/partner/callbacks/{connection}", tag = "sending",
+#[utoipa::path(post, path = "/v1/partner/callbacks/{connection}", tag = "sending", operation_id = "receive_partner_callback",
     params(("connection" = String, Path, description = "Connection id (`con_...`)"),
         ("webhook-id" = String, Header, description = "Standard Webhooks message id"),
         ("webhook-timestamp" = String, Header, description = "Unix seconds; within 5 minutes of now"),
@@ -622,7 +804,7 @@ pub struct PartnerCallback {
     pub event: partner::PartnerEventBody,
 }
 
-#[utoipa::path(post, path = "/v1/invoices/{id}/archive", tag = "sending",
+#[utoipa::path(post, path = "/v1/invoices/{id}/archive", tag = "sending", operation_id = "archive_invoice",
     params(("id" = String, Path, description = "Invoice id (`inv_...`)")),
     responses(
         (status = 200, description = "Archived; `invoice.archived` goes to subscribed endpoints", body = Invoice),
@@ -638,7 +820,7 @@ pub async fn archive_invoice(
     get_invoice(State(state), Extension(principal), Path(id)).await
 }
 
-#[utoipa::path(get, path = "/v1/invoices/{id}/artifacts/{kind}", tag = "sending",
+#[utoipa::path(get, path = "/v1/invoices/{id}/artifacts/{kind}", tag = "sending", operation_id = "get_invoice_artifact",
     params(
         ("id" = String, Path, description = "Invoice id"),
         ("kind" = String, Path, description = "`xml`: the document exactly as sent; `pdf`: its rendition (parties, lines, VAT breakdown, totals; deterministic)")),

@@ -61,7 +61,7 @@ fn operator_only(principal: &Principal) -> Result<(), Problem> {
     }
 }
 
-#[utoipa::path(post, path = "/v1/tenants", tag = "tenants",
+#[utoipa::path(post, path = "/v1/tenants", tag = "tenants", operation_id = "create_tenant",
     request_body = CreateTenant,
     responses((status = 201, description = "The tenant and its first admin key (shown once)", body = CreatedTenant),
               (status = 403, description = "Not an admin of the operator tenant", body = crate::problem::ProblemBody)))]
@@ -84,7 +84,7 @@ pub async fn create(
     ))
 }
 
-#[utoipa::path(get, path = "/v1/tenants", tag = "tenants",
+#[utoipa::path(get, path = "/v1/tenants", tag = "tenants", operation_id = "list_tenants",
     responses((status = 200, description = "Every tenant", body = TenantList),
               (status = 403, description = "Not an admin of the operator tenant", body = crate::problem::ProblemBody)))]
 pub async fn list(

@@ -29,7 +29,7 @@ pub struct Usage {
     pub environment: String,
 }
 
-#[utoipa::path(get, path = "/v1/usage", tag = "account",
+#[utoipa::path(get, path = "/v1/usage", tag = "account", operation_id = "get_usage",
     params(UsageQuery),
     responses(
         (status = 200, description = "Calls, free calls remaining and the amount due for the month", body = Usage),

@@ -183,28 +183,10 @@ pub(crate) async fn read_raw(state: &AppState, body: Body) -> Result<Bytes, Prob
     Ok(bytes)
 }
 
-/// A body over the limit is refused from its Content-Length before it is read.
-fn check_length(state: &AppState, headers: &HeaderMap) -> Result<(), Problem> {
-    let limit = state.config.limits.max_body_bytes;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    match declared {
-        Some(n) if n > limit => Err(Problem::too_large(
-            "max_body_bytes",
-            limit,
-            format!("the request body ({n} bytes) is larger than the limit of {limit} bytes"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// What every validation request checks first: the answer format, the declared length,
-/// and the content type (returned).
-fn preflight(state: &AppState, headers: &HeaderMap) -> Result<(Wanted, String), Problem> {
+/// What every validation request checks first: the answer format and the content type
+/// (returned). The declared length was checked by the `Admitted` extractor already.
+fn preflight(headers: &HeaderMap) -> Result<(Wanted, String), Problem> {
     let format = wanted(headers)?;
-    check_length(state, headers)?;
     Ok((format, content_type(headers)))
 }
 
@@ -258,7 +240,7 @@ async fn validate_one(
     Ok(response)
 }
 
-#[utoipa::path(post, path = "/v1/invoice/validate", tag = "validation",
+#[utoipa::path(post, path = "/v1/invoice/validate", tag = "validation", operation_id = "validate_invoice_v1",
     params(ValidateQuery),
     request_body(description = "UBL 2.1 invoice or credit note: raw XML (`application/xml`) or multipart with one file",
         content(("application/xml"), ("multipart/form-data"))),
@@ -278,7 +260,7 @@ pub async fn validate_v1(
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
-    let (format, kind) = preflight(&state, request.headers())?;
+    let (format, kind) = preflight(request.headers())?;
     let (upload, form_profile) = if kind == "multipart/form-data" {
         let (mut uploads, profile) = multipart_uploads(&state, request).await?;
         if uploads.len() > 1 {
@@ -332,12 +314,13 @@ pub struct BatchResult {
     pub rejected: Vec<Rejected>,
 }
 
-#[utoipa::path(post, path = "/api/validate", tag = "validation",
+#[utoipa::path(post, path = "/api/validate", tag = "validation", operation_id = "validate_invoices_api",
     params(ValidateQuery),
     request_body(description = "Multipart: one or several XML files in `files[]` (at most `max_files`)",
         content_type = "multipart/form-data"),
     responses(
-        (status = 200, description = "One result per file (SVRL when one file and `Accept: application/svrl+xml`)", body = BatchResult),
+        (status = 200, description = "Always the batch shape: one result per validated file and the files that could not be validated, for one file as for several. `Accept: application/svrl+xml` with one file answers its SVRL report instead",
+         content((BatchResult = "application/json"), (String = "application/svrl+xml"))),
         (status = 413, description = "Body over `max_body_bytes` or more than `max_files` files", body = crate::problem::ProblemBody),
         (status = 415, description = "Not multipart", body = crate::problem::ProblemBody),
         (status = 422, description = "No file is well-formed XML", body = crate::problem::ProblemBody)))]
@@ -348,7 +331,7 @@ pub async fn validate_api(
     Query(query): Query<ValidateQuery>,
     request: Request,
 ) -> Result<Response, Problem> {
-    let (format, kind) = preflight(&state, request.headers())?;
+    let (format, kind) = preflight(request.headers())?;
     if kind != "multipart/form-data" {
         return Err(Problem::unsupported_media_type(
             &kind,
@@ -361,10 +344,12 @@ pub async fn validate_api(
         .hold_documents(&mut ticket, uploads.len())
         .await?;
     let profile = query.profile.or(form_profile);
-    if uploads.len() == 1 {
-        return validate_one(&state, &principal, profile, uploads.remove(0), format).await;
-    }
+    // One shape per route: JSON answers are always the batch, one file or several. SVRL is a
+    // report per document, so it is negotiated only for a single file.
     if format == Wanted::Svrl {
+        if uploads.len() == 1 {
+            return validate_one(&state, &principal, profile, uploads.remove(0), format).await;
+        }
         return Err(Problem::new(
             StatusCode::NOT_ACCEPTABLE,
             "not-acceptable",
@@ -413,7 +398,7 @@ pub async fn validate_api(
     Ok(json_response(StatusCode::OK, body))
 }
 
-#[utoipa::path(get, path = "/v1/validations/{id}", tag = "validation",
+#[utoipa::path(get, path = "/v1/validations/{id}", tag = "validation", operation_id = "get_validation",
     params(("id" = String, Path, description = "Validation id (`val_...`)")),
     responses(
         (status = 200, description = "The stored result, as first answered (JSON or SVRL)",
@@ -477,7 +462,7 @@ pub struct ValidationList {
     pub next: Option<String>,
 }
 
-#[utoipa::path(get, path = "/v1/validations", tag = "validation",
+#[utoipa::path(get, path = "/v1/validations", tag = "validation", operation_id = "list_validations",
     params(ListQuery),
     responses((status = 200, description = "The tenant's stored results, newest first", body = ValidationList)))]
 pub async fn list_validations(

@@ -24,7 +24,7 @@ pub struct VerifyQuery {
     pub vat: String,
 }
 
-#[utoipa::path(get, path = "/v1/vat/verify", tag = "lookups",
+#[utoipa::path(get, path = "/v1/vat/verify", tag = "lookups", operation_id = "verify_vat_number",
     params(VerifyQuery),
     responses(
         (status = 200, description = "The verdict: valid, invalid (not registered) or invalid_format (failed local checks; no register asked). Cached answers say so (`cached`, `cache_age_seconds`); while the register is down an older answer may be served with `stale: true` and a warning", body = VatResult),
@@ -110,7 +110,7 @@ pub struct BatchResponse {
     pub environment: String,
 }
 
-#[utoipa::path(post, path = "/v1/vat/verify", tag = "lookups",
+#[utoipa::path(post, path = "/v1/vat/verify", tag = "lookups", operation_id = "verify_vat_numbers",
     request_body(content = BatchRequest, description = "Up to 100 VAT numbers: `[\"SK2022749619\", \"DE129273398\"]` or `{\"vat\": [...]}`"),
     responses(
         (status = 200, description = "One result per number, in order; numbers are checked concurrently. A register outage affects only its items (`status: unavailable`)", body = BatchResponse),

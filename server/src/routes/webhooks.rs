@@ -238,7 +238,7 @@ fn correlation_id() -> Option<String> {
     crate::context::current().map(|c| c.id)
 }
 
-#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks",
+#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", operation_id = "create_webhook",
     request_body = CreateWebhook,
     responses((status = 201, description = "The endpoint and its secret, shown once", body = WebhookWithSecret),
               (status = 409, description = "The tenant has as many endpoints as the server allows", body = crate::problem::ProblemBody),
@@ -291,7 +291,7 @@ pub async fn create(
     ))
 }
 
-#[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks",
+#[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks", operation_id = "list_webhooks",
     responses((status = 200, description = "The tenant's endpoints (no secrets)", body = WebhookList)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -303,7 +303,7 @@ pub async fn list(
     }))
 }
 
-#[utoipa::path(get, path = "/v1/webhooks/{id}", tag = "webhooks",
+#[utoipa::path(get, path = "/v1/webhooks/{id}", tag = "webhooks", operation_id = "get_webhook",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
     responses((status = 200, description = "The endpoint (no secret)", body = WebhookView),
               (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
@@ -315,7 +315,7 @@ pub async fn get_one(
     Ok(Json(find(&state, &principal, &id).await?.into()))
 }
 
-#[utoipa::path(patch, path = "/v1/webhooks/{id}", tag = "webhooks",
+#[utoipa::path(patch, path = "/v1/webhooks/{id}", tag = "webhooks", operation_id = "update_webhook",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
     request_body = UpdateWebhook,
     responses((status = 200, description = "The endpoint as changed", body = WebhookView),
@@ -351,7 +351,7 @@ pub async fn update(
     Ok(Json(record.into()))
 }
 
-#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "webhooks",
+#[utoipa::path(delete, path = "/v1/webhooks/{id}", tag = "webhooks", operation_id = "delete_webhook",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
     responses((status = 204, description = "Deleted, with its pending deliveries and its log"),
               (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
@@ -374,7 +374,7 @@ pub async fn remove(
     }
 }
 
-#[utoipa::path(post, path = "/v1/webhooks/{id}/rotate-secret", tag = "webhooks",
+#[utoipa::path(post, path = "/v1/webhooks/{id}/rotate-secret", tag = "webhooks", operation_id = "rotate_webhook_secret",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
     responses((status = 200, description = "The new secret, shown once. For 24 hours the old secret signs too: \
 `webhook-signature` carries both signatures, space-separated", body = WebhookWithSecret),
@@ -401,7 +401,7 @@ pub async fn rotate_secret(
     }))
 }
 
-#[utoipa::path(post, path = "/v1/webhooks/{id}/test", tag = "webhooks",
+#[utoipa::path(post, path = "/v1/webhooks/{id}/test", tag = "webhooks", operation_id = "test_webhook",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)")),
     responses((status = 202, description = "A `webhook.test` event is queued to this endpoint", body = Queued),
               (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody),
@@ -450,7 +450,7 @@ pub async fn test(
     ))
 }
 
-#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks",
+#[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks", operation_id = "list_webhook_deliveries",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)"), PageQuery),
     responses((status = 200, description = "Delivery attempts, newest first", body = AttemptPage),
               (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
@@ -482,7 +482,7 @@ pub async fn deliveries(
     }))
 }
 
-#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
+#[utoipa::path(post, path = "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks", operation_id = "redeliver_webhook_delivery",
     params(("id" = String, Path, description = "Endpoint id (`whe_...`)"),
            ("delivery_id" = String, Path, description = "Delivery id (`dlv_...`)")),
     responses((status = 202, description = "The same event (same `webhook-id`) is queued again as a new delivery", body = Queued),

@@ -23,7 +23,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::auth::Principal;
+use crate::auth::{Family, Principal};
 use crate::problem::Problem;
 use crate::state::AppState;
 use crate::store::{self, IdempotencyClaim, InvoiceRecord};
@@ -42,6 +42,11 @@ pub struct SendRequest {
     pub file_name: Option<String>,
     pub scenario: Option<String>,
     pub resubmission_of: Option<String>,
+    /// A deliberate re-send of a document already queued, in flight or delivered: without
+    /// it such a send is refused (409 `duplicate-document`).
+    pub allow_duplicate: bool,
+    /// The route family the request came in on: links in the answer point into it.
+    pub family: Family,
     pub bytes: Bytes,
 }
 
@@ -54,14 +59,41 @@ pub struct ValidationSummary {
     pub rules_version: Vec<String>,
     pub fatal: usize,
     pub warnings: usize,
+    /// Identifiers that failed their checks (electronic addresses, VAT ids, IBANs); any one
+    /// keeps the invoice from being sent, as a fatal finding does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identifiers: Vec<identifiers::IdentifierFault>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct InvoiceLinks {
+    /// The invoice: `/v1/invoices/{id}`; for `/api` callers its timeline, the `/api`
+    /// family's view of an invoice.
     #[serde(rename = "self")]
     pub self_: String,
     pub messages: String,
+    pub evidence: String,
     pub validation: String,
+}
+
+impl InvoiceLinks {
+    /// Links into the route family the caller used, so that the caller's key works on each.
+    pub fn new(family: Family, id: &str, validation_id: &str) -> InvoiceLinks {
+        match family {
+            Family::Api => InvoiceLinks {
+                self_: format!("/api/messages/{id}"),
+                messages: format!("/api/messages/{id}"),
+                evidence: format!("/api/evidence/{id}"),
+                validation: format!("/v1/validations/{validation_id}"),
+            },
+            Family::Versioned => InvoiceLinks {
+                self_: format!("/v1/invoices/{id}"),
+                messages: format!("/v1/invoices/{id}/messages"),
+                evidence: format!("/v1/invoices/{id}/evidence"),
+                validation: format!("/v1/validations/{validation_id}"),
+            },
+        }
+    }
 }
 
 /// The answer to an accepted send (202): the invoice is queued for delivery.
@@ -79,14 +111,6 @@ pub struct SendAccepted {
     pub environment: String,
 }
 
-fn links(id: &str, validation_id: &str) -> InvoiceLinks {
-    InvoiceLinks {
-        self_: format!("/v1/invoices/{id}"),
-        messages: format!("/api/messages/{id}"),
-        validation: format!("/v1/validations/{validation_id}"),
-    }
-}
-
 /// The webhook events a timeline entry calls for (status changes the source system acts
 /// on), with their data. Delivery also returns the artifacts (final XML and PDF).
 pub fn notices_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Vec<store::Notice> {
@@ -96,6 +120,9 @@ pub fn notices_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Vec<stor
     };
     let event_type = match status {
         Status::Delivered => EventType::InvoiceDelivered,
+        Status::InProcess => EventType::InvoiceInProcess,
+        Status::Accepted => EventType::InvoiceAccepted,
+        Status::Paid => EventType::InvoicePaid,
         Status::Rejected => EventType::InvoiceRejected,
         Status::ConditionallyAccepted | Status::UnderQuery => EventType::InvoiceAttentionNeeded,
         Status::Failed => EventType::InvoiceFailed,
@@ -104,12 +131,56 @@ pub fn notices_for(invoice: &InvoiceRecord, event: &store::NewEvent) -> Vec<stor
         _ => return Vec::new(),
     };
     let mut out = vec![notice(invoice, event_type, event)];
-    if status == Status::Delivered {
-        let mut ready = notice(invoice, EventType::InvoiceArtifactsReady, event);
-        ready.data["artifacts"] = serde_json::json!(artifacts::all(invoice));
-        out.push(ready);
+    match status {
+        Status::Delivered => {
+            let mut ready = notice(invoice, EventType::InvoiceArtifactsReady, event);
+            ready.data["artifacts"] = serde_json::json!(artifacts::all(invoice));
+            out.push(ready);
+        }
+        // A rejection opens the remediation flow: the source system corrects the document
+        // and resubmits it naming this invoice (`resubmission_of`). The rejection's code and
+        // reason are the remediation's reasons.
+        Status::Rejected => {
+            let mut remediation = notice(invoice, EventType::InvoiceRemediationRequired, event);
+            remediation.data["reason"] = serde_json::json!({
+                "code": event.code,
+                "detail": event.detail,
+            });
+            out.push(remediation);
+        }
+        _ => {}
     }
     out
+}
+
+/// What the source system must fix in a refused document: its fatal findings (rule id,
+/// severity, path, line, message, remediation hint, who fixes it) and the identifiers that
+/// failed their checks, from what was stored with the invoice.
+fn remediation_data(invoice: &InvoiceRecord) -> (serde_json::Value, serde_json::Value) {
+    let findings: Vec<invex_engine::report::Finding> =
+        serde_json::from_str(&invoice.findings).unwrap_or_default();
+    let findings: Vec<serde_json::Value> = findings
+        .iter()
+        .filter(|f| f.severity == invex_engine::report::Severity::Fatal)
+        .map(|f| {
+            serde_json::json!({
+                "rule_id": f.rule_id,
+                "severity": f.severity,
+                "path": f.location.path,
+                "line": f.location.line,
+                "message": f.message,
+                "remediation": f.remediation,
+                "owner": f.owner,
+                "business_terms": f.business_terms,
+            })
+        })
+        .collect();
+    let summary: serde_json::Value = serde_json::from_str(&invoice.summary).unwrap_or_default();
+    let identifiers = summary
+        .get("identifiers")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!([]));
+    (serde_json::json!(findings), identifiers)
 }
 
 /// A webhook event about `invoice`, reporting timeline entry `event`. The status is the
@@ -119,23 +190,28 @@ pub fn notice(
     event_type: crate::webhooks::events::EventType,
     event: &store::NewEvent,
 ) -> store::Notice {
-    store::Notice {
-        event_type,
-        data: serde_json::json!({
-            "invoice_id": invoice.id,
-            "document_id": invoice.document_id,
-            "status": event.status.as_deref().unwrap_or(&invoice.status),
-            "code": event.code,
-            "meaning": event.meaning,
-            "detail": event.detail,
-            "correlation_id": event.correlation_id,
-            "links": {
-                "self": format!("/v1/invoices/{}", invoice.id),
-                "messages": format!("/api/messages/{}", invoice.id),
-                "evidence": format!("/api/evidence/{}", invoice.id),
-            },
-        }),
+    let mut data = serde_json::json!({
+        "invoice_id": invoice.id,
+        "document_id": invoice.document_id,
+        "status": event.status.as_deref().unwrap_or(&invoice.status),
+        "code": event.code,
+        "meaning": event.meaning,
+        "detail": event.detail,
+        "correlation_id": event.correlation_id,
+        "resubmission_of": invoice.resubmission_of,
+        "environment": invoice.environment,
+        "links": {
+            "self": format!("/v1/invoices/{}", invoice.id),
+            "messages": format!("/v1/invoices/{}/messages", invoice.id),
+            "evidence": format!("/v1/invoices/{}/evidence", invoice.id),
+        },
+    });
+    if event_type == crate::webhooks::events::EventType::InvoiceRemediationRequired {
+        let (findings, identifiers) = remediation_data(invoice);
+        data["findings"] = findings;
+        data["identifiers"] = identifiers;
     }
+    store::Notice { event_type, data }
 }
 
 /// Record a response event a partner reported after the submission (a callback). A
@@ -386,6 +462,7 @@ fn request_hash(r: &SendRequest, document_sha: &str) -> String {
         r.profile.as_deref().unwrap_or(""),
         r.scenario.as_deref().unwrap_or(""),
         r.resubmission_of.as_deref().unwrap_or(""),
+        if r.allow_duplicate { "allow_duplicate" } else { "" },
         document_sha,
     ] {
         h.update(part.as_bytes());
@@ -398,8 +475,7 @@ fn request_hash(r: &SendRequest, document_sha: &str) -> String {
 struct Examined {
     identity: document::Identity,
     faults: Vec<identifiers::IdentifierFault>,
-    /// None when identifiers failed (the rules were not run: the send is refused anyway).
-    checked: Option<validation::Checked>,
+    checked: validation::Checked,
 }
 
 fn examine(
@@ -419,18 +495,9 @@ fn examine(
         .as_ref()
         .map(identifiers::check_view)
         .unwrap_or_default();
-    let checked = if faults.is_empty() {
-        Some(validation::check(
-            catalog,
-            profile,
-            &doc,
-            bytes,
-            start,
-            max_findings,
-        )?)
-    } else {
-        None
-    };
+    // The rules run even when identifiers fail: a refused document is stored with
+    // everything that is wrong with it, so that one correction fixes all of it.
+    let checked = validation::check(catalog, profile, &doc, bytes, start, max_findings)?;
     Ok(Examined {
         identity,
         faults,
@@ -471,8 +538,9 @@ async fn source_conversion(
         }))
 }
 
-/// Invoices of the same business identity sent before (not counting the one this send
-/// corrects), for the duplicate warning.
+/// Invoices of the same business identity that are queued, in flight or delivered (not
+/// counting the one this send corrects, nor invoices that were never sent or that the
+/// network or the buyer refused): a send of the same document again is a duplicate.
 async fn sent_before(
     state: &AppState,
     tenant_id: &str,
@@ -493,7 +561,7 @@ async fn sent_before(
                 i.issue_date.as_deref(),
                 &i.seller_ids,
             ) && Some(i.id.as_str()) != resubmission_of
-                && i.status != Status::RemediationRequired.as_str()
+                && Status::parse(&i.status).is_some_and(Status::went_out)
         })
         .map(|i| i.id)
         .collect())
@@ -574,26 +642,34 @@ async fn run(
                 .with("review", format!("/v1/conversions/{}", c.id)));
         }
     }
-    if !examined.faults.is_empty() {
-        let list: Vec<String> = examined
-            .faults
-            .iter()
-            .map(|f| format!("{} ({}) `{}`", f.what, f.business_term, f.value))
-            .collect();
-        return Err(Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid-identifiers",
-            "Identifiers in the document fail their checks",
+    // The same document (seller, number, issue date) already went out: a second invoice
+    // of it is refused unless the caller says it is deliberate. Retries of this request
+    // are governed by its Idempotency-Key, and never reach here twice.
+    let earlier = sent_before(
+        state,
+        &principal.tenant_id,
+        &examined.identity,
+        request.resubmission_of.as_deref(),
+    )
+    .await?;
+    if !earlier.is_empty() && !request.allow_duplicate {
+        return Err(Problem::conflict(
+            "duplicate-document",
             format!(
-                "not accepted for sending: {}; correct them and send again",
-                list.join(", ")
+                "an invoice with the same seller, number `{}` and issue date is already queued, \
+                 in flight or delivered ({}); to send it again on purpose add \
+                 allow_duplicate=true, to correct a refused or rejected invoice name it with \
+                 resubmission_of",
+                examined.identity.document_id.as_deref().unwrap_or(""),
+                earlier.join(", ")
             ),
         )
-        .with("identifiers", examined.faults));
+        .with("invoice_id", &earlier[0])
+        .with("invoices", &earlier)
+        .with("links", serde_json::json!({ "first": format!("/v1/invoices/{}", earlier[0]) })));
     }
-    let Some(checked) = examined.checked else {
-        return Err(Problem::internal("the document was not validated"));
-    };
+    let faults = examined.faults;
+    let checked = examined.checked;
     let identity = examined.identity;
     let validated = validation::finish(state, request.file_name.clone(), checked);
     let result = &validated.result;
@@ -601,6 +677,7 @@ async fn run(
         .store
         .insert_validations(vec![validation::record(principal, result)])
         .await?;
+    let family = request.family;
     let payload = String::from_utf8(request.bytes.to_vec())
         .map_err(|_| Problem::bad_request("the document is not UTF-8 text"))?;
     let report = &result.report;
@@ -613,9 +690,13 @@ async fn run(
         rules_version: report.rules_version.clone(),
         fatal,
         warnings: report.counts.warning,
+        identifiers: faults,
     };
+    // Fatal findings and failed identifier checks take the same path: the invoice is stored
+    // in the remediation flow, with its timeline and a webhook, and not sent.
+    let refused = fatal > 0 || !summary.identifiers.is_empty();
     let now = store::now();
-    let status = if fatal > 0 {
+    let status = if refused {
         Status::RemediationRequired
     } else {
         Status::Queued
@@ -652,16 +733,29 @@ async fn run(
         },
         &id,
     );
-    if fatal > 0 {
+    if refused {
+        let failed_ids: Vec<String> = summary
+            .identifiers
+            .iter()
+            .map(|f| format!("{} ({}) `{}`", f.what, f.business_term, f.value))
+            .collect();
+        let why = match (fatal, failed_ids.is_empty()) {
+            (0, _) => format!("identifiers fail their checks: {}", failed_ids.join(", ")),
+            (n, true) => format!("{n} fatal finding(s) against {}", report.profile),
+            (n, false) => format!(
+                "{n} fatal finding(s) against {}, and identifiers fail their checks: {}",
+                report.profile,
+                failed_ids.join(", ")
+            ),
+        };
         let events = [
             received,
             timeline::own(
                 "remediation_required",
                 Status::RemediationRequired,
                 format!(
-                    "{fatal} fatal finding(s) against {}: not sent; fix the document and resubmit \
-                     (a new send with resubmission_of={id})",
-                    report.profile
+                    "{why}: not sent; fix the document and resubmit (a new send with \
+                     resubmission_of={id})"
                 ),
                 &id,
             ),
@@ -675,20 +769,35 @@ async fn run(
             .iter()
             .filter(|f| f.severity == invex_engine::report::Severity::Fatal)
             .collect();
-        let problem = Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "remediation-required",
-            "The invoice has fatal findings and was not sent",
-            format!(
-                "{fatal} fatal finding(s); the invoice {id} is kept in the remediation flow: fix \
-                 the document and send it again with resubmission_of={id}"
-            ),
-        )
+        let problem = if summary.identifiers.is_empty() {
+            Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "remediation-required",
+                "The invoice has fatal findings and was not sent",
+                format!(
+                    "{why}; the invoice {id} is kept in the remediation flow: fix the document \
+                     and send it again with resubmission_of={id}"
+                ),
+            )
+        } else {
+            Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-identifiers",
+                "Identifiers in the document fail their checks",
+                format!(
+                    "not accepted for sending: {why}; the invoice {id} is kept in the \
+                     remediation flow: correct the document and send it again with \
+                     resubmission_of={id}"
+                ),
+            )
+            .with("identifiers", &summary.identifiers)
+        };
+        let problem = problem
         .with("invoice_id", &id)
         .with("invoice_status", Status::RemediationRequired)
         .with("findings", fatal_findings)
         .with("validation", &summary)
-        .with("links", links(&id, &result.id));
+        .with("links", InvoiceLinks::new(family, &id, &result.id));
         let body = serde_json::to_string(&problem.body()).unwrap_or_default();
         let content_type = crate::problem::PROBLEM_JSON;
         store_invoice(
@@ -735,20 +844,13 @@ async fn run(
             &id,
         ),
     ];
-    let earlier = sent_before(
-        state,
-        &principal.tenant_id,
-        &identity,
-        request.resubmission_of.as_deref(),
-    )
-    .await?;
     let mut warnings = Vec::new();
     if !earlier.is_empty() {
         warnings.push(SendWarning {
             code: "duplicate-document".to_string(),
             detail: format!(
                 "an invoice with the same seller, number `{}` and issue date was sent before ({}); \
-                 this one is sent too — if it is a correction, send it with resubmission_of",
+                 this one is sent too, as allow_duplicate asked",
                 identity.document_id.as_deref().unwrap_or(""),
                 earlier.join(", ")
             ),
@@ -756,7 +858,7 @@ async fn run(
         });
     }
     let accepted = SendAccepted {
-        links: links(&id, &result.id),
+        links: InvoiceLinks::new(family, &id, &result.id),
         id: id.clone(),
         status,
         connection_id: connection.id,

@@ -53,6 +53,20 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether an invoice in this status was handed on for delivery and not refused: queued,
+    /// in flight, delivered, or any answer of the buyer but a rejection. A second send of
+    /// the same document is then a duplicate.
+    pub fn went_out(self) -> bool {
+        !matches!(
+            self,
+            Status::Received
+                | Status::Validated
+                | Status::RemediationRequired
+                | Status::Rejected
+                | Status::Failed
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Received => "received",

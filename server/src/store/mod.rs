@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
-    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion,
+    entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
+    KeyCompletion,
     NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
 };
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};

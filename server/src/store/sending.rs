@@ -74,6 +74,34 @@ const INVOICE_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id
      transmission_id, resubmission_of, environment, created_at, updated_at, issue_date, \
      seller_ids";
 
+/// The invoice columns a list reads: all but the document and its findings.
+const INVOICE_LIST_COLUMNS: &str = "id, tenant_id, connection_id, status, document_id, \
+     buyer_endpoint, sha256, '' AS payload, validation_id, profile, rules_version, summary, \
+     '[]' AS findings, scenario, transmission_id, resubmission_of, environment, created_at, \
+     updated_at, issue_date, seller_ids";
+
+/// What `GET /v1/invoices` filters on; `None` matches everything.
+#[derive(Clone, Debug, Default)]
+pub struct InvoiceFilter<'a> {
+    pub tenant_id: &'a str,
+    /// Only invoices older than this id (the cursor).
+    pub before: Option<&'a str>,
+    pub limit: i64,
+    pub status: Option<&'a str>,
+    pub document_id: Option<&'a str>,
+    /// The buyer's electronic address, `scheme:value`.
+    pub counterparty: Option<&'a str>,
+    /// Issue dates, `YYYY-MM-DD`, inclusive.
+    pub issued_from: Option<&'a str>,
+    pub issued_to: Option<&'a str>,
+    /// Changed at or after this RFC 3339 time (to catch up on missed webhooks).
+    pub updated_since: Option<&'a str>,
+}
+
+/// Invoices that correct `id` (`resubmission_of = id`), oldest first.
+pub(crate) const RESUBMISSIONS_SQL: &str =
+    "SELECT id FROM invoices WHERE tenant_id = $1 AND resubmission_of = $2 ORDER BY id";
+
 impl InvoiceRecord {
     fn from_row(row: &AnyRow) -> Result<InvoiceRecord, sqlx::Error> {
         Ok(InvoiceRecord {
@@ -551,6 +579,56 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         Ok(row.as_ref().map(InvoiceRecord::from_row).transpose()?)
+    }
+
+    /// A page of the tenant's invoices, newest first, filtered. The document and its
+    /// findings are not read (a list shows summaries): `payload` and `findings` are empty.
+    pub async fn invoices(&self, filter: &InvoiceFilter<'_>) -> Result<Vec<InvoiceRecord>, StoreError> {
+        // Only the filters given become conditions, each with its own parameter: one plan
+        // per combination, and no `$n IS NULL` (PostgreSQL cannot type an unused NULL).
+        let mut conditions = vec!["tenant_id = $1".to_string(), "id < $2".to_string()];
+        let mut values: Vec<&str> = vec![filter.tenant_id, filter.before.unwrap_or("~")];
+        let optional = [
+            ("status = ", filter.status),
+            ("document_id = ", filter.document_id),
+            ("buyer_endpoint = ", filter.counterparty),
+            ("issue_date >= ", filter.issued_from),
+            ("issue_date <= ", filter.issued_to),
+            ("updated_at >= ", filter.updated_since),
+        ];
+        for (condition, value) in optional {
+            if let Some(v) = value {
+                values.push(v);
+                conditions.push(format!("{condition}${}", values.len()));
+            }
+        }
+        let sql = format!(
+            "SELECT {INVOICE_LIST_COLUMNS} FROM invoices WHERE {} ORDER BY id DESC LIMIT ${}",
+            conditions.join(" AND "),
+            values.len() + 1
+        );
+        let mut query = sqlx::query(&sql);
+        for v in values {
+            query = query.bind(v);
+        }
+        let rows = query.bind(filter.limit).fetch_all(self.pool()).await?;
+        Ok(rows
+            .iter()
+            .map(InvoiceRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// The invoices that name `id` as the one they correct (`resubmitted_as`).
+    pub async fn resubmissions(&self, tenant_id: &str, id: &str) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(RESUBMISSIONS_SQL)
+            .bind(tenant_id)
+            .bind(id)
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| text(r, "id"))
+            .collect::<Result<_, _>>()?)
     }
 
     /// An invoice by id alone (the delivery worker).

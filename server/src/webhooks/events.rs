@@ -16,7 +16,17 @@ pub enum EventType {
     /// The transport layer confirmed delivery to the network or to the recipient.
     #[serde(rename = "invoice.delivered")]
     InvoiceDelivered,
-    /// A transport or business rejection; usually followed by `invoice.remediation_required`.
+    /// The buyer is processing the invoice (invoice response IP).
+    #[serde(rename = "invoice.in_process")]
+    InvoiceInProcess,
+    /// The buyer accepted the invoice; next step payment (invoice response AP). Business
+    /// acceptance, unlike `invoice.delivered`.
+    #[serde(rename = "invoice.accepted")]
+    InvoiceAccepted,
+    /// The buyer reports the invoice paid (invoice response PD).
+    #[serde(rename = "invoice.paid")]
+    InvoicePaid,
+    /// A transport or business rejection; followed by `invoice.remediation_required`.
     #[serde(rename = "invoice.rejected")]
     InvoiceRejected,
     /// Conditional acceptance, a timeout, or conflicting workflow data: a person should look.
@@ -40,8 +50,11 @@ pub enum EventType {
 }
 
 impl EventType {
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 11] = [
         EventType::InvoiceDelivered,
+        EventType::InvoiceInProcess,
+        EventType::InvoiceAccepted,
+        EventType::InvoicePaid,
         EventType::InvoiceRejected,
         EventType::InvoiceAttentionNeeded,
         EventType::InvoiceArchived,
@@ -54,6 +67,9 @@ impl EventType {
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::InvoiceDelivered => "invoice.delivered",
+            EventType::InvoiceInProcess => "invoice.in_process",
+            EventType::InvoiceAccepted => "invoice.accepted",
+            EventType::InvoicePaid => "invoice.paid",
             EventType::InvoiceRejected => "invoice.rejected",
             EventType::InvoiceAttentionNeeded => "invoice.attention_needed",
             EventType::InvoiceArchived => "invoice.archived",

@@ -413,3 +413,116 @@ pub async fn trickle(port: u16, head: &[u8], every: Duration, n: usize) -> Strin
     let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut answer)).await;
     String::from_utf8_lossy(&answer).into_owned()
 }
+
+impl Server {
+    pub fn v1_get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .header("X-API-Key", KEY)
+    }
+
+    /// `POST /v1/invoice/convert` with one file: status and body.
+    pub async fn convert(&self, name: &str, bytes: Vec<u8>) -> (u16, Value) {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name(name.to_string()),
+        );
+        let r = self
+            .v1_post("/v1/invoice/convert")
+            .multipart(form)
+            .send()
+            .await
+            .expect("answered");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The server's own xlsx template, member by member.
+    pub async fn xlsx_template(&self) -> Vec<(String, Vec<u8>)> {
+        use std::io::Read;
+        let bytes = self
+            .v1_get("/v1/invoice/convert/template.xlsx")
+            .send()
+            .await
+            .expect("template")
+            .bytes()
+            .await
+            .expect("body");
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).expect("zip");
+        (0..zip.len())
+            .map(|i| {
+                let mut f = zip.by_index(i).expect("member");
+                let mut content = Vec::new();
+                f.read_to_end(&mut content).expect("read");
+                (f.name().expect("member name").to_string(), content)
+            })
+            .collect()
+    }
+}
+
+fn zip_of(members: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, content) in members {
+        out.start_file(name.as_str(), options).expect("start");
+        out.write_all(content).expect("write");
+    }
+    out.finish().expect("finish").into_inner()
+}
+
+/// Workbooks of a few KB that made a trusting reader allocate terabytes or expand without
+/// bound, built from the server's own template: a value in XFD1048576, 10^14 declared shared
+/// strings, 64 MiB of zeros deflated, 1,001 members. Each with the limit it must be refused by.
+pub fn spreadsheet_bombs(template: &[(String, Vec<u8>)]) -> Vec<(&'static str, Vec<u8>)> {
+    let changed = |member: &str, change: &dyn Fn(&str) -> String| {
+        let members: Vec<(String, Vec<u8>)> = template
+            .iter()
+            .map(|(name, content)| {
+                if name == member {
+                    let text = String::from_utf8(content.clone()).expect("utf8");
+                    (name.clone(), change(&text).into_bytes())
+                } else {
+                    (name.clone(), content.clone())
+                }
+            })
+            .collect();
+        zip_of(&members)
+    };
+    let far_cell = changed("xl/worksheets/sheet1.xml", &|t| {
+        t.replacen(
+            "</sheetData>",
+            "<row r=\"1048576\"><c r=\"XFD1048576\"><v>1</v></c></row></sheetData>",
+            1,
+        )
+    });
+    let strings = changed("xl/sharedStrings.xml", &|t| {
+        let start = t.find("uniqueCount=\"").expect("uniqueCount") + 13;
+        let end = start + t[start..].find('"').expect("end");
+        format!("{}100000000000000{}", &t[..start], &t[end..])
+    });
+    let mut zeros = template.to_vec();
+    zeros.push(("xl/media/zeros.bin".into(), vec![0u8; 64 << 20]));
+    let mut many = template.to_vec();
+    many.extend((0..1001).map(|i| (format!("xl/media/m{i}.bin"), Vec::new())));
+    vec![
+        ("max_columns", far_cell),
+        ("max_shared_strings", strings),
+        ("max_compression_ratio", zip_of(&zeros)),
+        ("max_zip_entries", zip_of(&many)),
+    ]
+}
+
+/// A CSV of `n` one-line invoices (1.8 MB for 90,000).
+pub fn csv_of_invoices(n: usize) -> Vec<u8> {
+    let mut csv = String::from(
+        "Invoice number,Issue date,Seller name,Seller VAT ID,Buyer name,Item name,Quantity,Unit price,VAT rate\n",
+    );
+    for i in 0..n {
+        csv.push_str(&format!(
+            "INV-{i},2027-01-15,Dodávateľ s.r.o.,SK2022749619,Odberateľ a.s.,Goods,1,10.00,23\n"
+        ));
+    }
+    csv.into_bytes()
+}

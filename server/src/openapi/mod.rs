@@ -1,5 +1,9 @@
 //! The OpenAPI 3.1 description, generated from the handlers (utoipa), with the permission
-//! matrix and the security scheme of each operation taken from the route table.
+//! matrix and the security scheme of each operation taken from the route table, the error
+//! answers every operation can give (`responses`), and the webhook events (`webhooks`).
+
+mod responses;
+mod events;
 
 use axum::http::header;
 use axum::routing::get;
@@ -7,9 +11,10 @@ use axum::Router;
 use bytes::Bytes;
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{OpenApi as Document, SecurityRequirement};
+use serde_json::{json, Value};
+use utoipa::openapi::SecurityRequirement;
 use utoipa::OpenApi;
-use utoipa_scalar::{Scalar, Servable};
+use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{Access, Family};
 use crate::config::Limits;
@@ -41,7 +46,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         convert::convert_v1, convert::convert_api, convert::template_csv, convert::template_xlsx, convert::mappings,
         convert::list, convert::get_one, convert::xml, convert::correct, convert::approve, convert::reject,
         sending::create_connection, sending::list_connections, sending::activate_connection,
-        sending::send_v1, sending::send_api, sending::get_invoice, sending::messages, sending::evidence, sending::partner_callback, sending::archive_invoice, sending::artifact,
+        sending::send_v1, sending::send_api, sending::list_invoices, sending::get_invoice, sending::messages, sending::messages_v1, sending::evidence, sending::evidence_v1, sending::partner_callback, sending::archive_invoice, sending::artifact,
         rulepacks::list, rulepacks::reload,
         keys::create, keys::list, keys::revoke,
         tenants::create, tenants::list,
@@ -70,8 +75,9 @@ Statuses: ready | needs_review → approved | rejected; ready | approved → sen
 )]
 struct ApiDoc;
 
-/// The description, with limits, security and roles filled in.
-pub fn document(limits: &Limits) -> Document {
+/// The description, with limits, security, roles, error answers, servers and webhooks
+/// filled in.
+pub fn document(limits: &Limits) -> Value {
     let mut doc = ApiDoc::openapi();
     let components = doc.components.get_or_insert_with(Default::default);
     components.add_security_scheme(
@@ -146,14 +152,34 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
             None => operation.extensions = Some(extensions),
         }
     }
-    doc
+    let mut json = serde_json::to_value(&doc).unwrap_or(Value::Null);
+    for endpoint in routes::table() {
+        let method = endpoint.method.as_str().to_ascii_lowercase();
+        if let Some(operation) = json["paths"][endpoint.path].get_mut(&method) {
+            responses::complete(&endpoint, operation);
+        }
+    }
+    json["servers"] = json!([{
+        "url": "/",
+        "description": "This server (the sandbox or a production instance: answers say which in `environment`)"
+    }]);
+    json["webhooks"] = events::described();
+    if let Some(schemas) = json["components"]["schemas"].as_object_mut() {
+        schemas.extend(events::schemas());
+    }
+    json
 }
 
 /// `/openapi.json` and the interactive reference at `/docs`.
 /// The description is built once, here, and served as the same bytes on every request.
+/// `/docs` is Swagger UI, whose assets come vendored in the `utoipa-swagger-ui` crate (no
+/// CDN: the page works offline and behind strict firewalls).
 pub fn routes(state: &AppState) -> Router<AppState> {
     let doc = document(&state.config.limits);
     let json = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    let docs: Router<AppState> = SwaggerUi::new("/docs")
+        .config(utoipa_swagger_ui::Config::from("/openapi.json"))
+        .into();
     Router::new()
         .route(
             "/openapi.json",
@@ -162,7 +188,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
                 async move { ([(header::CONTENT_TYPE, "application/json")], json) }
             }),
         )
-        .merge(Scalar::with_url("/docs", doc))
+        .merge(docs)
 }
 
 #[cfg(test)]
@@ -171,8 +197,7 @@ mod tests {
 
     #[test]
     fn every_table_route_is_described_with_its_roles() {
-        let doc = document(&Limits::default());
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = document(&Limits::default());
         assert_eq!(json["openapi"], "3.1.0");
         for endpoint in routes::table() {
             let op = &json["paths"][endpoint.path][endpoint.method.as_str().to_ascii_lowercase()];
@@ -188,6 +213,73 @@ mod tests {
                 serde_json::json!(roles),
                 "{}",
                 endpoint.path
+            );
+        }
+    }
+
+    /// A generated client names its methods after operationIds: they must be unique.
+    #[test]
+    fn operation_ids_are_unique() {
+        let json = document(&Limits::default());
+        let mut seen = std::collections::HashMap::new();
+        for (path, item) in json["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("item") {
+                let id = op["operationId"].as_str().expect("operationId").to_string();
+                if let Some(other) = seen.insert(id.clone(), format!("{method} {path}")) {
+                    panic!("operationId `{id}` of {method} {path} repeats {other}");
+                }
+            }
+        }
+    }
+
+    /// Errors are declared as the server sends them, and every layer's status is listed.
+    #[test]
+    fn errors_are_problem_json_and_complete() {
+        let json = document(&Limits::default());
+        for endpoint in routes::table() {
+            let op = &json["paths"][endpoint.path][endpoint.method.as_str().to_ascii_lowercase()];
+            let responses = op["responses"].as_object().expect("responses");
+            for (status, response) in responses {
+                if status.starts_with('4') || status.starts_with('5') {
+                    assert!(
+                        response["content"]["application/problem+json"].is_object(),
+                        "{} {} {status} is not problem+json: {response}",
+                        endpoint.method,
+                        endpoint.path
+                    );
+                    assert!(response["content"]["application/json"].is_null());
+                }
+            }
+            if !matches!(endpoint.access, Access::Public) {
+                for status in ["401", "429"] {
+                    assert!(
+                        responses.contains_key(status),
+                        "{} {} lacks {status}",
+                        endpoint.method,
+                        endpoint.path
+                    );
+                }
+            }
+        }
+        let problem = &json["components"]["schemas"]["ProblemBody"]["properties"];
+        for member in ["findings", "limit", "limit_value", "identifiers", "line", "field"] {
+            assert!(problem[member].is_object(), "ProblemBody lacks `{member}`");
+        }
+        assert!(json["servers"][0]["url"].is_string());
+    }
+
+    #[test]
+    fn every_event_type_is_a_described_webhook() {
+        let json = document(&Limits::default());
+        for event in crate::webhooks::events::EventType::ALL {
+            let hook = &json["webhooks"][event.as_str()]["post"];
+            let schema = hook["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{} is not described", event.as_str()));
+            let name = schema.rsplit('/').next().expect("name");
+            assert_eq!(
+                json["components"]["schemas"][name]["properties"]["type"]["const"],
+                event.as_str()
             );
         }
     }
