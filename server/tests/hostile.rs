@@ -204,7 +204,11 @@ async fn huge_csv_uploads_are_refused_while_reading() {
         .json()
         .await
         .expect("json");
-    assert_eq!(list["conversions"].as_array().map(Vec::len), Some(0), "{list}");
+    assert_eq!(
+        list["conversions"].as_array().map(Vec::len),
+        Some(0),
+        "{list}"
+    );
     assert_memory_returned(&server, idle).await;
     server.assert_alive().await;
 }
@@ -215,7 +219,10 @@ async fn assert_memory_returned(server: &Server, idle: u64) {
     let bound = idle + 256;
     let now = server.rss_falls_to(bound, Duration::from_secs(30)).await;
     eprintln!("resident memory after the load: {now} MB (idle {idle} MB)");
-    assert!(now <= bound, "RSS stayed at {now} MB after the load (idle {idle} MB)");
+    assert!(
+        now <= bound,
+        "RSS stayed at {now} MB after the load (idle {idle} MB)"
+    );
 }
 
 /// Two worst-case sends (20 MiB of invoice each, every rule run on every line), 1,100 slow

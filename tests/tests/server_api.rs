@@ -79,9 +79,38 @@ async fn operations_routes_answer_without_a_key() {
         doc["paths"]["/v1/invoice/validate"]["post"]["security"],
         json!([{"api_key": []}])
     );
-    let docs = s.client.get(s.url("/docs")).send().await.unwrap();
+    // /docs loaded its script from a CDN and was blank offline: every asset it names is now
+    // served by the server itself.
+    let docs = s.client.get(s.url("/docs/")).send().await.unwrap();
     assert_eq!(docs.status(), 200);
-    assert!(docs.text().await.unwrap().contains("@scalar/api-reference"));
+    let page = docs.text().await.unwrap();
+    let mut assets = 0;
+    for attr in ["src=\"", "href=\""] {
+        for (i, _) in page.match_indices(attr) {
+            let start = i + attr.len();
+            let end = start + page[start..].find('"').unwrap();
+            let asset = &page[start..end];
+            assert!(
+                !asset.contains("//"),
+                "/docs loads {asset} from another host"
+            );
+            let url = s.url(&format!("/docs/{}", asset.trim_start_matches("./")));
+            let r = s.client.get(url).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{asset}");
+            assets += 1;
+        }
+    }
+    assert!(assets >= 3, "{page}");
+    let init = s
+        .client
+        .get(s.url("/docs/swagger-initializer.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(init.contains("/openapi.json"), "{init}");
 }
 
 /// Every label of every metric takes a bounded set of values: 20,000 requests with made-up
@@ -301,8 +330,10 @@ async fn api_validate_answers_the_batch_shape_for_one_file_too() {
     assert_eq!(body["results"][0]["verdict"], "valid", "{body}");
     assert_eq!(body["rejected"], serde_json::json!([]), "{body}");
     // One file that is not XML: the same problem as for a batch, naming the file.
-    let form = reqwest::multipart::Form::new()
-        .part("files[]", part("broken.xml", b"<Invoice>\n<a>\n</Invoice>".to_vec()));
+    let form = reqwest::multipart::Form::new().part(
+        "files[]",
+        part("broken.xml", b"<Invoice>\n<a>\n</Invoice>".to_vec()),
+    );
     let r = s
         .api(Method::POST, "/api/validate", BOOTSTRAP)
         .multipart(form)

@@ -597,8 +597,26 @@ async fn an_edited_copy_of_a_held_conversion_is_held_until_approved() {
     assert_eq!(after["status"], "sent");
     assert_eq!(after["invoice_id"], first["id"]);
 
-    // The same seller, number and date again: sent, with a warning naming the first.
-    let r = send_xml(edited[1].clone(), "e4").await.unwrap();
+    // The same seller, number and date again: a duplicate of the invoice sent, refused
+    // with 409 naming it; sent only when the caller says it is deliberate, with a warning.
+    let p = problem(send_xml(edited[1].clone(), "e4").await.unwrap(), 409).await;
+    assert!(
+        p["type"].as_str().unwrap().ends_with("duplicate-document"),
+        "{p}"
+    );
+    assert_eq!(p["invoice_id"], first["id"], "{p}");
+    let r = s
+        .v1(
+            Method::POST,
+            "/v1/invoice/send?allow_duplicate=true",
+            &developer,
+        )
+        .header("Idempotency-Key", "e5")
+        .header("Content-Type", "application/xml")
+        .body(edited[1].clone())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
     let second: Value = r.json().await.unwrap();
     assert_eq!(

@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use support::{example, invalid_invoice, problem, JsonBody, TestServer, BOOTSTRAP};
+use support::{example, invalid_invoice, numbered, problem, JsonBody, TestServer, BOOTSTRAP};
 
 async fn connect(s: &TestServer) -> String {
     let r = s
@@ -295,7 +295,7 @@ async fn sandbox_scenarios_end_in_their_statuses() {
             &s,
             Some(scenario),
             Some(scenario),
-            example("invoice-sk.xml"),
+            numbered(example("invoice-sk.xml"), scenario),
         )
         .await;
         assert_eq!(r.status(), 202, "{scenario}");
@@ -331,7 +331,8 @@ async fn one_idempotency_key_sends_once_however_often_it_is_used() {
         .ends_with("#idempotency-key-reused"));
 
     // 1,000 concurrent requests with one new key: one invoice, one delivery.
-    let requests = (0..1000).map(|_| send(&s, Some("burst"), None, example("invoice-sk.xml")));
+    let burst = numbered(example("invoice-sk.xml"), "BURST-1");
+    let requests = (0..1000).map(|_| send(&s, Some("burst"), None, burst.clone()));
     let answers = futures_util::future::join_all(requests).await;
     let mut ids = Vec::new();
     for r in answers {
@@ -401,7 +402,7 @@ async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
             &s,
             Some(&format!("restart-{n}")),
             None,
-            example("invoice-sk.xml"),
+            numbered(example("invoice-sk.xml"), &format!("RESTART-{n}")),
         )
         .await;
         assert_eq!(r.status(), 202);
@@ -537,7 +538,13 @@ async fn a_delivery_without_any_further_response_times_out_once() {
     assert!(last["meaning"].as_str().unwrap().contains("not accepted"));
     assert_chain(&t);
     // An accepted invoice never times out, and the timeout is reported once.
-    let r = send(&s, Some("answered"), None, example("invoice-sk.xml")).await;
+    let r = send(
+        &s,
+        Some("answered"),
+        None,
+        numbered(example("invoice-sk.xml"), "ANSWERED-1"),
+    )
+    .await;
     let answered = r.json::<Value>().await.unwrap()["id"]
         .as_str()
         .unwrap()
@@ -586,7 +593,7 @@ async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
         &s,
         Some("arch-2"),
         Some("no_response"),
-        example("invoice-sk.xml"),
+        numbered(example("invoice-sk.xml"), "ARCH-2"),
     )
     .await;
     let waiting = r.json::<Value>().await.unwrap()["id"]
@@ -599,25 +606,66 @@ async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
     problem(archive("inv_nope".into()).await.unwrap(), 404).await;
 }
 
+/// A send refused for its identifiers used to store nothing and send no webhook, while a
+/// send refused for fatal findings was stored and did: two failure paths. Both are now the
+/// stored remediation flow, answered 422, with the invoice, its timeline and its reasons.
 #[tokio::test]
 async fn identifiers_are_checked_before_a_document_is_accepted() {
     let s = TestServer::start().await;
     connect(&s).await;
     let text = String::from_utf8(example("invoice-sk.xml")).unwrap();
     let bad = text.replace("SK3112000000198742637541", "SK3112000000198742637542");
-    let r = send(&s, Some("ids-1"), None, bad.into_bytes()).await;
+    let r = send(&s, Some("ids-1"), None, bad.clone().into_bytes()).await;
     let p = problem(r, 422).await;
     assert!(p["type"].as_str().unwrap().ends_with("invalid-identifiers"));
     assert_eq!(p["identifiers"][0]["business_term"], "BT-84");
     assert_eq!(p["identifiers"][0]["value"], "SK3112000000198742637542");
-    // Nothing was stored, and the key is free for the corrected document.
-    let list = s
-        .v1(Method::GET, "/v1/validations", BOOTSTRAP)
+    assert_eq!(p["invoice_status"], "remediation_required", "{p}");
+    // Stored in the remediation flow, as a document with fatal findings is.
+    let refused = p["invoice_id"].as_str().expect("invoice_id").to_string();
+    let invoice = s
+        .v1(Method::GET, &format!("/v1/invoices/{refused}"), BOOTSTRAP)
         .value()
         .await;
-    assert_eq!(list["validations"].as_array().unwrap().len(), 0, "{list}");
-    let r = send(&s, Some("ids-1"), None, example("invoice-sk.xml")).await;
+    assert_eq!(invoice["status"], "remediation_required", "{invoice}");
+    assert_eq!(
+        invoice["validation"]["identifiers"][0]["business_term"], "BT-84",
+        "{invoice}"
+    );
+    let t = timeline(&s, &refused).await;
+    assert_eq!(codes(&t).last().unwrap(), "remediation_required");
+    // A retry with the same key replays the answer; it never stores a second invoice.
+    let again = send(&s, Some("ids-1"), None, bad.into_bytes()).await;
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    problem(again, 422).await;
+    // The corrected document names the refused one, and both link to each other.
+    let r = s
+        .v1(
+            Method::POST,
+            &format!("/v1/invoice/send?resubmission_of={refused}"),
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "ids-2")
+        .body(example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 202);
+    let corrected = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let invoice = s
+        .v1(Method::GET, &format!("/v1/invoices/{refused}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(invoice["resubmitted_as"], serde_json::json!([corrected]));
+    let invoice = s
+        .v1(Method::GET, &format!("/v1/invoices/{corrected}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(invoice["resubmission_of"], refused.as_str());
 }
 
 #[tokio::test]
@@ -728,4 +776,177 @@ async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys
     );
     let store = &s.running.as_ref().unwrap().state.store;
     assert_eq!(store.invoice_count("ten_operator").await.unwrap(), 0);
+}
+
+/// `/v1/invoice/send` answered `links.messages` under `/api` (Bearer), which a `/v1` key sent
+/// as X-API-Key could not follow, and `/v1` had no invoice list to find invoices whose
+/// webhooks were missed. Links now point into the caller's family, and `/v1` has the
+/// invoices, their timelines and evidence.
+#[tokio::test]
+async fn v1_callers_follow_their_links_and_list_their_invoices() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let r = send(
+            &s,
+            Some(&format!("list-{n}")),
+            None,
+            numbered(example("invoice-sk.xml"), &format!("LIST-{n}")),
+        )
+        .await;
+        assert_eq!(r.status(), 202);
+        let body: Value = r.json().await.unwrap();
+        for link in ["self", "messages", "evidence"] {
+            let href = body["links"][link].as_str().unwrap();
+            assert!(href.starts_with("/v1/"), "{link}: {href}");
+            let r = s.v1(Method::GET, href, BOOTSTRAP).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{href}");
+        }
+        ids.push(body["id"].as_str().unwrap().to_string());
+    }
+    let timeline_v1 = s
+        .v1(
+            Method::GET,
+            &format!("/v1/invoices/{}/messages", ids[0]),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(timeline_v1["events"], timeline(&s, &ids[0]).await["events"]);
+    // /api callers get /api links.
+    let form = reqwest::multipart::Form::new().part(
+        "xml_file",
+        reqwest::multipart::Part::bytes(numbered(example("invoice-sk.xml"), "LIST-API"))
+            .file_name("i.xml"),
+    );
+    let r = s
+        .api(Method::POST, "/api/send", BOOTSTRAP)
+        .header("Idempotency-Key", "list-api")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let body: Value = r.json().await.unwrap();
+    assert!(body["links"]["messages"]
+        .as_str()
+        .unwrap()
+        .starts_with("/api/messages/"));
+    assert!(body["links"]["evidence"]
+        .as_str()
+        .unwrap()
+        .starts_with("/api/evidence/"));
+
+    // The list: newest first, a cursor, filters.
+    let page = s
+        .v1(Method::GET, "/v1/invoices?limit=2", BOOTSTRAP)
+        .value()
+        .await;
+    let listed: Vec<&str> = page["invoices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed.len(), 2, "{page}");
+    let next = page["next"].as_str().unwrap();
+    let rest = s
+        .v1(
+            Method::GET,
+            &format!("/v1/invoices?limit=2&before={next}"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(rest["invoices"].as_array().unwrap().len(), 2, "{rest}");
+    assert!(rest["next"].is_null(), "{rest}");
+    let one = s
+        .v1(Method::GET, "/v1/invoices?document_id=LIST-1", BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(one["invoices"].as_array().unwrap().len(), 1, "{one}");
+    assert_eq!(one["invoices"][0]["id"], ids[1].as_str());
+    assert_eq!(
+        one["invoices"][0]["links"]["messages"],
+        format!("/v1/invoices/{}/messages", ids[1])
+    );
+    let none = s
+        .v1(
+            Method::GET,
+            "/v1/invoices?status=paid&issued_from=2026-01-01",
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(none["invoices"], serde_json::json!([]), "{none}");
+    let p = problem(
+        s.v1(Method::GET, "/v1/invoices?status=lost", BOOTSTRAP)
+            .send()
+            .await
+            .unwrap(),
+        422,
+    )
+    .await;
+    assert_eq!(p["field"], "status");
+}
+
+/// The same invoice number sent again with a new Idempotency-Key silently became a second
+/// invoice. It is now refused (409 `duplicate-document`, naming the first) unless the
+/// caller asks for it; a correction of a rejected invoice names it and goes out.
+#[tokio::test]
+async fn a_second_send_of_the_same_document_is_refused_unless_deliberate() {
+    let s = TestServer::start().await;
+    connect(&s).await;
+    let first = send(&s, Some("dup-1"), None, example("invoice-sk.xml")).await;
+    assert_eq!(first.status(), 202);
+    let first: Value = first.json().await.unwrap();
+    let p = problem(
+        send(&s, Some("dup-2"), None, example("invoice-sk.xml")).await,
+        409,
+    )
+    .await;
+    assert!(
+        p["type"].as_str().unwrap().ends_with("#duplicate-document"),
+        "{p}"
+    );
+    assert_eq!(p["invoice_id"], first["id"]);
+    // The key was not used up: the same key with allow_duplicate is a new request.
+    let r = s
+        .v1(
+            Method::POST,
+            "/v1/invoice/send?allow_duplicate=true",
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "dup-3")
+        .body(example("invoice-sk.xml"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let again: Value = r.json().await.unwrap();
+    assert_eq!(again["warnings"][0]["code"], "duplicate-document");
+
+    // A rejected invoice is corrected by a resubmission naming it.
+    let doc = numbered(example("invoice-sk.xml"), "REJ-1");
+    let r = send(&s, Some("rej-1"), Some("rejected"), doc.clone()).await;
+    let rejected = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    until_last(&s, &rejected, "IR:RE").await;
+    let r = s
+        .v1(
+            Method::POST,
+            &format!("/v1/invoice/send?resubmission_of={rejected}"),
+            BOOTSTRAP,
+        )
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "rej-2")
+        .body(doc)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
 }

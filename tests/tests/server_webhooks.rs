@@ -1231,7 +1231,7 @@ async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
         .as_str()
         .unwrap()
         .to_string();
-    let got = receiver.wait_for(3).await;
+    let got = receiver.wait_for(4).await;
     let events: Vec<(String, String)> = got
         .iter()
         .map(|r| {
@@ -1248,15 +1248,35 @@ async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
             ("invoice.remediation_required".to_string(), bad_id.clone()),
             ("invoice.delivered".to_string(), rejected_id.clone()),
             ("invoice.rejected".to_string(), rejected_id.clone()),
+            // A rejection opens the remediation flow, with its reason.
+            (
+                "invoice.remediation_required".to_string(),
+                rejected_id.clone()
+            ),
         ]
     );
+    // The remediation of a document with fatal findings carries them: rule id, path,
+    // message, remediation hint.
+    let remediation = got[0].json();
+    let finding = &remediation["data"]["findings"][0];
+    assert!(finding["rule_id"].is_string(), "{remediation}");
+    assert!(
+        finding["path"].as_str().unwrap().starts_with('/'),
+        "{remediation}"
+    );
+    assert!(finding["remediation"].is_string(), "{remediation}");
+    assert_eq!(finding["severity"], "fatal");
+    assert_eq!(remediation["data"]["environment"], "sandbox");
     let rejection = got[2].json();
     assert_eq!(rejection["data"]["code"], "IR:RE");
     assert_eq!(got[2].header("invex-correlation-id"), rejected_id);
+    // Links an X-API-Key receiver can follow.
     assert_eq!(
         rejection["data"]["links"]["evidence"],
-        format!("/api/evidence/{rejected_id}")
+        format!("/v1/invoices/{rejected_id}/evidence")
     );
+    let after = got[3].json();
+    assert_eq!(after["data"]["reason"]["code"], "IR:RE", "{after}");
 }
 
 #[tokio::test]
@@ -1335,4 +1355,44 @@ async fn delivery_returns_the_final_xml_and_its_pdf_to_the_archive() {
         .await
         .unwrap();
     problem(r, 404).await;
+}
+
+/// After the delivery (an ACK, not acceptance) a workflow had no webhook to wait for: the
+/// buyer's acceptance (IR:AP) sent nothing. It is now `invoice.accepted`.
+#[tokio::test]
+async fn the_buyers_acceptance_is_a_webhook() {
+    let s = TestServer::with(fast).await;
+    let receiver = Receiver::default();
+    let url = receiver.serve().await;
+    let types = json!(["invoice.accepted"]);
+    assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
+    let connection: Value = s
+        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+        .json(&json!({"partner": "sandbox"}))
+        .value()
+        .await;
+    let cid = connection["id"].as_str().unwrap();
+    s.v1(
+        Method::POST,
+        &format!("/v1/connections/{cid}/activate"),
+        BOOTSTRAP,
+    )
+    .send()
+    .await
+    .unwrap();
+    let sent: Value = s
+        .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .header("Idempotency-Key", "accepted-1")
+        .body(support::example("invoice-sk.xml"))
+        .value()
+        .await;
+    let invoice = sent["id"].as_str().unwrap();
+    let got = receiver.wait_for(1).await;
+    let event = got[0].json();
+    assert_eq!(event["type"], "invoice.accepted", "{event}");
+    assert_eq!(event["data"]["invoice_id"], invoice);
+    assert_eq!(event["data"]["code"], "IR:AP");
+    assert_eq!(event["data"]["status"], "accepted");
+    assert_eq!(event["data"]["environment"], "sandbox");
 }

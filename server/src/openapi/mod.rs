@@ -2,16 +2,16 @@
 //! matrix and the security scheme of each operation taken from the route table, the error
 //! answers every operation can give (`responses`), and the webhook events (`webhooks`).
 
-mod responses;
 mod events;
+mod responses;
 
 use axum::http::header;
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
+use serde_json::{json, Value};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use serde_json::{json, Value};
 use utoipa::openapi::SecurityRequirement;
 use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
@@ -262,7 +262,14 @@ mod tests {
             }
         }
         let problem = &json["components"]["schemas"]["ProblemBody"]["properties"];
-        for member in ["findings", "limit", "limit_value", "identifiers", "line", "field"] {
+        for member in [
+            "findings",
+            "limit",
+            "limit_value",
+            "identifiers",
+            "line",
+            "field",
+        ] {
             assert!(problem[member].is_object(), "ProblemBody lacks `{member}`");
         }
         assert!(json["servers"][0]["url"].is_string());

@@ -78,7 +78,11 @@ pub fn complete(endpoint: &Endpoint, operation: &mut Value) {
         );
     }
     if endpoint.path.contains('{') {
-        add("404", "No such resource in the caller's tenant (`not-found`)", false);
+        add(
+            "404",
+            "No such resource in the caller's tenant (`not-found`)",
+            false,
+        );
     }
     if has_body {
         add(

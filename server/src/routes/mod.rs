@@ -222,11 +222,19 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(sending::get_invoice),
         ),
         (
-            e(Method::GET, "/v1/invoices/{id}/messages", Roles(allow::READ)),
+            e(
+                Method::GET,
+                "/v1/invoices/{id}/messages",
+                Roles(allow::READ),
+            ),
             get(sending::messages_v1),
         ),
         (
-            e(Method::GET, "/v1/invoices/{id}/evidence", Roles(allow::AUDIT)),
+            e(
+                Method::GET,
+                "/v1/invoices/{id}/evidence",
+                Roles(allow::AUDIT),
+            ),
             get(sending::evidence_v1),
         ),
         (

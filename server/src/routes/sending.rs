@@ -541,7 +541,10 @@ pub async fn list_invoices(
             ));
         }
     }
-    for (field, value) in [("issued_from", &query.issued_from), ("issued_to", &query.issued_to)] {
+    for (field, value) in [
+        ("issued_from", &query.issued_from),
+        ("issued_to", &query.issued_to),
+    ] {
         if let Some(v) = value {
             if chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").is_err() {
                 return Err(Problem::invalid_field(
@@ -566,10 +569,11 @@ pub async fn list_invoices(
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         ),
     };
+    // One row more than the page: `next` only when there is a next page.
     let filter = store::InvoiceFilter {
         tenant_id: &principal.tenant_id,
         before: query.before.as_deref(),
-        limit,
+        limit: limit + 1,
         status: query.status.as_deref(),
         document_id: query.document_id.as_deref(),
         counterparty: query.counterparty.as_deref(),
@@ -577,10 +581,10 @@ pub async fn list_invoices(
         issued_to: query.issued_to.as_deref(),
         updated_since: updated_since.as_deref(),
     };
-    let records = state.store.invoices(&filter).await?;
-    let next = (records.len() as i64 == limit)
-        .then(|| records.last().map(|r| r.id.clone()))
-        .flatten();
+    let mut records = state.store.invoices(&filter).await?;
+    let more = records.len() as i64 > limit;
+    records.truncate(limit as usize);
+    let next = more.then(|| records.last().map(|r| r.id.clone())).flatten();
     Ok(Json(InvoiceList {
         invoices: records.into_iter().map(|r| Invoice::of(r, None)).collect(),
         next,

@@ -462,7 +462,11 @@ fn request_hash(r: &SendRequest, document_sha: &str) -> String {
         r.profile.as_deref().unwrap_or(""),
         r.scenario.as_deref().unwrap_or(""),
         r.resubmission_of.as_deref().unwrap_or(""),
-        if r.allow_duplicate { "allow_duplicate" } else { "" },
+        if r.allow_duplicate {
+            "allow_duplicate"
+        } else {
+            ""
+        },
         document_sha,
     ] {
         h.update(part.as_bytes());
@@ -666,7 +670,10 @@ async fn run(
         )
         .with("invoice_id", &earlier[0])
         .with("invoices", &earlier)
-        .with("links", serde_json::json!({ "first": format!("/v1/invoices/{}", earlier[0]) })));
+        .with(
+            "links",
+            serde_json::json!({ "first": format!("/v1/invoices/{}", earlier[0]) }),
+        ));
     }
     let faults = examined.faults;
     let checked = examined.checked;
@@ -793,11 +800,11 @@ async fn run(
             .with("identifiers", &summary.identifiers)
         };
         let problem = problem
-        .with("invoice_id", &id)
-        .with("invoice_status", Status::RemediationRequired)
-        .with("findings", fatal_findings)
-        .with("validation", &summary)
-        .with("links", InvoiceLinks::new(family, &id, &result.id));
+            .with("invoice_id", &id)
+            .with("invoice_status", Status::RemediationRequired)
+            .with("findings", fatal_findings)
+            .with("validation", &summary)
+            .with("links", InvoiceLinks::new(family, &id, &result.id));
         let body = serde_json::to_string(&problem.body()).unwrap_or_default();
         let content_type = crate::problem::PROBLEM_JSON;
         store_invoice(

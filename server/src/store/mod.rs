@@ -19,8 +19,7 @@ pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
-    KeyCompletion,
-    NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
+    KeyCompletion, NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
 };
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;

@@ -583,7 +583,10 @@ impl Store {
 
     /// A page of the tenant's invoices, newest first, filtered. The document and its
     /// findings are not read (a list shows summaries): `payload` and `findings` are empty.
-    pub async fn invoices(&self, filter: &InvoiceFilter<'_>) -> Result<Vec<InvoiceRecord>, StoreError> {
+    pub async fn invoices(
+        &self,
+        filter: &InvoiceFilter<'_>,
+    ) -> Result<Vec<InvoiceRecord>, StoreError> {
         // Only the filters given become conditions, each with its own parameter: one plan
         // per combination, and no `$n IS NULL` (PostgreSQL cannot type an unused NULL).
         let mut conditions = vec!["tenant_id = $1".to_string(), "id < $2".to_string()];
@@ -619,7 +622,11 @@ impl Store {
     }
 
     /// The invoices that name `id` as the one they correct (`resubmitted_as`).
-    pub async fn resubmissions(&self, tenant_id: &str, id: &str) -> Result<Vec<String>, StoreError> {
+    pub async fn resubmissions(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<Vec<String>, StoreError> {
         let rows = sqlx::query(RESUBMISSIONS_SQL)
             .bind(tenant_id)
             .bind(id)

@@ -31,6 +31,15 @@ pub fn example(name: &str) -> Vec<u8> {
     std::fs::read(repo().join("examples").join(name)).expect("example")
 }
 
+/// `xml` with its document number (the first `cbc:ID`, BT-1) set to `number`: a different
+/// invoice of the same seller, so that sending it is not a duplicate of the example.
+pub fn numbered(xml: Vec<u8>, number: &str) -> Vec<u8> {
+    let text = String::from_utf8(xml).expect("utf8");
+    let start = text.find("<cbc:ID>").expect("cbc:ID") + "<cbc:ID>".len();
+    let end = start + text[start..].find("</cbc:ID>").expect("end of cbc:ID");
+    format!("{}{number}{}", &text[..start], &text[end..]).into_bytes()
+}
+
 /// The example invoice with one change that makes it invalid (BR-16 and friends: no lines).
 pub fn invalid_invoice() -> Vec<u8> {
     let text = String::from_utf8(example("invoice-sk.xml")).expect("utf8");
