@@ -363,8 +363,8 @@ fn presented_key(family: Family, headers: &HeaderMap) -> Result<Option<String>, 
             None if headers.contains_key(header::AUTHORIZATION) => Err(unauthorized(
                 "wrong-auth-header",
                 family,
-                "/v1 routes take the key in the `X-API-Key` header, not in Authorization \
-                 (Bearer is for /api)"
+                "versioned routes (/v1, /v2) take the key in the `X-API-Key` header, not in \
+                 Authorization (Bearer is for /api)"
                     .into(),
             )),
             None => Ok(None),

@@ -30,6 +30,7 @@ pub struct Group<T> {
     /// Whether this answer came from the cache rather than from the register just now.
     pub cached: bool,
     /// Null unless `status` is `ok`.
+    #[schema(nullable = true)]
     pub data: Option<T>,
     /// Why a group is `unavailable` or `not_found`, or a caveat on an `ok` answer.
     pub detail: Option<String>,

@@ -237,11 +237,16 @@ impl Slot<'_> {
     }
 }
 
+/// What the review shows as the term of `buyer.dic`.
+pub const BUYER_DIC_TERM: &str = "SK-DIČ (no EN 16931 term; gives BT-49 with scheme 0245)";
+
 const PARTY_FIELDS: [(&str, &str, &str); 10] = [
     // (suffix, seller BT, buyer BT)
     ("name", "BT-27", "BT-44"),
     ("ico", "BT-30", "BT-47"),
-    ("dic", "BT-32", "BT-32"),
+    // The buyer's DIČ has no EN 16931 term (BT-32 is the seller's tax registration): it is
+    // Slovak master data that gives the buyer's electronic address under scheme 0245.
+    ("dic", "BT-32", BUYER_DIC_TERM),
     ("vat_id", "BT-31", "BT-48"),
     ("endpoint", "BT-34", "BT-49"),
     ("address.street", "BT-35", "BT-50"),

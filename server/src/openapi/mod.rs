@@ -3,6 +3,7 @@
 //! answers every operation can give (`responses`), and the webhook events (`webhooks`).
 
 mod events;
+mod forms;
 mod responses;
 
 use axum::http::header;
@@ -156,6 +157,7 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
     for endpoint in routes::table() {
         let method = endpoint.method.as_str().to_ascii_lowercase();
         if let Some(operation) = json["paths"][endpoint.path].get_mut(&method) {
+            forms::describe(endpoint.path, operation);
             responses::complete(&endpoint, operation);
         }
     }
@@ -166,6 +168,17 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
     json["webhooks"] = events::described();
     if let Some(schemas) = json["components"]["schemas"].as_object_mut() {
         schemas.extend(events::schemas());
+        // utoipa inlines the generic `data: Option<T>` of a company group as T's object and
+        // drops its nullability; the register groups answer `null` unless `status` is ok.
+        for (name, schema) in schemas.iter_mut() {
+            if name.starts_with("Group_") {
+                if let Some(data) = schema["properties"].get_mut("data") {
+                    if data["type"] == "object" {
+                        data["type"] = json!(["object", "null"]);
+                    }
+                }
+            }
+        }
     }
     json
 }

@@ -55,6 +55,14 @@ pub fn complete(endpoint: &Endpoint, operation: &mut Value) {
             false,
         );
     }
+    if has_params || has_body {
+        add(
+            "422",
+            "A field's value is not one the operation takes (`invalid-field`, naming the \
+             `field`), or the document or body cannot be processed",
+            false,
+        );
+    }
     if !public {
         add(
             "401",

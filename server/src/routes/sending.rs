@@ -49,11 +49,14 @@ pub struct Connection {
     /// Shown once, when the connection is created.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub callback_secret: Option<String>,
+    /// `sandbox` or `production`: a sandbox connection never reaches the real network.
+    pub environment: String,
 }
 
-impl From<ConnectionRecord> for Connection {
-    fn from(c: ConnectionRecord) -> Connection {
+impl Connection {
+    fn of(c: ConnectionRecord, environment: &str) -> Connection {
         Connection {
+            environment: environment.to_string(),
             callback_url: (c.partner == "http").then(|| format!("/v1/partner/callbacks/{}", c.id)),
             callback_secret: None,
             id: c.id,
@@ -124,7 +127,7 @@ pub async fn create_connection(
         callback_secret: callback_secret.clone(),
     };
     state.store.insert_connection(&record).await?;
-    let mut answer = Connection::from(record);
+    let mut answer = Connection::of(record, state.environment());
     answer.callback_secret = callback_secret;
     Ok((StatusCode::CREATED, Json(answer)))
 }
@@ -162,7 +165,10 @@ pub async fn list_connections(
 ) -> Result<Json<ConnectionList>, Problem> {
     let list = state.store.connections(&principal.tenant_id).await?;
     Ok(Json(ConnectionList {
-        connections: list.into_iter().map(Connection::from).collect(),
+        connections: list
+            .into_iter()
+            .map(|c| Connection::of(c, state.environment()))
+            .collect(),
     }))
 }
 
@@ -192,7 +198,7 @@ pub async fn activate_connection(
             format!("connection `{id}` is already active"),
         ));
     }
-    Ok(Json(current.into()))
+    Ok(Json(Connection::of(current, state.environment())))
 }
 
 // ---- send ---------------------------------------------------------------------------
@@ -278,6 +284,7 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
         (status = 413, description = "Body over `max_body_bytes`, or over the in-flight budget", body = crate::problem::ProblemBody),
         (status = 415, description = "A body that is not XML", body = crate::problem::ProblemBody),
         (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
+        (status = 404, description = "`conversion_id` names no conversion of the tenant", body = crate::problem::ProblemBody),
         (status = 409, description = "No activated connection, the same key still running, a conversion held for review, or the same document already queued, in flight or delivered (`duplicate-document` naming the first invoice; `allow_duplicate=true` sends it anyway)", body = crate::problem::ProblemBody),
         (status = 422, description = "Fatal findings (`remediation-required`: stored, not sent; `findings`, `invoice_id`), or the key reused with another request", body = crate::problem::ProblemBody)))]
 pub async fn send_v1(

@@ -430,6 +430,7 @@ pub async fn test(
         serde_json::json!({
             "webhook_id": id,
             "message": "a test event sent on request; no invoice is concerned",
+            "environment": state.environment(),
         }),
         Some(&id),
     )

@@ -50,7 +50,9 @@ pub struct SendRequest {
     pub bytes: Bytes,
 }
 
+/// The validation of a sent invoice (named apart from the validation list's summary).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = InvoiceValidationSummary)]
 pub struct ValidationSummary {
     /// `GET /v1/validations/{id}`.
     pub id: String,

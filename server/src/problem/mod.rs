@@ -8,6 +8,8 @@ use utoipa::ToSchema;
 
 use crate::context;
 
+mod wording;
+
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// Problem `type` URIs point at the catalogue in `docs/problems.md`, one anchor per slug.
@@ -201,12 +203,16 @@ impl Problem {
             s if s.is_client_error() => ("client-error", "Client error"),
             _ => ("internal", "Internal server error"),
         };
-        let detail = if detail.trim().is_empty() {
-            status.canonical_reason().unwrap_or("error").to_string()
-        } else {
-            detail
-        };
-        Problem::new(status, slug, title, detail)
+        if detail.trim().is_empty() {
+            let detail = status.canonical_reason().unwrap_or("error").to_string();
+            return Problem::new(status, slug, title, detail);
+        }
+        let (detail, field) = wording::own_words(&detail);
+        let problem = Problem::new(status, slug, title, detail);
+        match field {
+            Some(field) => problem.with("field", field),
+            None => problem,
+        }
     }
 
     /// The JSON body, with `instance` and `request_id` from the request being answered.
