@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod peppol;
 pub mod problem;
 pub mod routes;
+pub mod sandbox;
 pub mod sending;
 pub mod server;
 pub mod special_ip;

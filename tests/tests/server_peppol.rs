@@ -83,6 +83,17 @@ async fn the_sandbox_answers_v1_lookups_without_a_key() {
     assert_eq!(body["registered"], false);
     assert_eq!(body["profiles"], json!([]));
     assert!(body["delivery_partner"].is_null());
+    // Not only "not found": readiness and the channel to use instead, as /api answers.
+    assert_eq!(body["readiness"], "not_registered");
+    assert_eq!(body["recommended_channel"]["channel"], "email_pdf_xml");
+    assert!(body["recommended_channel"]["reason"].is_string(), "{body}");
+    let api: Value = s
+        .client
+        .get(s.url("/api/peppol-lookup/0245:2027000008"))
+        .value()
+        .await;
+    assert_eq!(body["recommended_channel"], api["recommended_channel"]);
+    assert_eq!(body["alternative_channels"], api["alternative_channels"]);
 }
 
 #[tokio::test]
@@ -842,4 +853,58 @@ async fn dns_failures_are_outages_not_verdicts() {
         assert_eq!(body["readiness"], "unknown");
         assert_eq!(body["recommended_channel"]["channel"], "retry_later");
     }
+}
+
+/// The sandbox's test identities were documented only in source code, and the README
+/// example's buyer was `invalid` in the sandbox VAT register and `not_registered` in the
+/// sandbox Peppol lookup although its delivery succeeded. `GET /v1/sandbox` lists them,
+/// and the example's parties check out.
+#[tokio::test]
+async fn the_sandbox_lists_its_test_identities_and_the_example_checks_out() {
+    let s = TestServer::start().await;
+    let c: Value = s
+        .client
+        .get(s.url("/v1/sandbox"))
+        .header("X-API-Key", "sandbox")
+        .value()
+        .await;
+    assert_eq!(c["environment"], "sandbox");
+    let buyers = c["scenario_buyers"].as_array().unwrap();
+    assert!(buyers
+        .iter()
+        .any(|b| b["endpoint"] == "0245:9999000001" && b["scenario"] == "rejected"));
+    let partial = c["peppol_participants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["readiness"] == "partial")
+        .expect("a partial participant")
+        .clone();
+    // What the catalogue says is what the lookup answers.
+    let id = partial["participant_id"].as_str().unwrap();
+    let looked: Value = s
+        .client
+        .get(s.url(&format!("/api/peppol-lookup/{id}")))
+        .value()
+        .await;
+    assert_eq!(looked["readiness"], "partial");
+    assert!(c["vies_test_numbers"].as_array().unwrap().len() >= 10);
+    assert!(!c["companies"].as_array().unwrap().is_empty());
+
+    // The README example: its buyer is registered and ready, and its VAT number valid.
+    let xml = String::from_utf8(support::example("invoice-sk.xml")).unwrap();
+    assert!(xml.contains(r#"<cbc:EndpointID schemeID="9950">SK2120345678</cbc:EndpointID>"#));
+    let buyer: Value = s
+        .client
+        .get(s.url("/v1/peppol/lookup?icd=9950&id=SK2120345678"))
+        .value()
+        .await;
+    assert_eq!(buyer["registered"], true, "{buyer}");
+    assert_eq!(buyer["readiness"], "ready", "{buyer}");
+    let vat: Value = s
+        .client
+        .get(s.url("/v1/vat/verify?vat=SK2120345678"))
+        .value()
+        .await;
+    assert_eq!(vat["valid"], true, "{vat}");
 }

@@ -500,13 +500,24 @@ impl<'f> Layout<'f> {
         }
     }
 
-    /// Adds the footer (left text, page numbers) to every page and returns them.
-    pub fn finish(mut self, footer_left: &str) -> Vec<Page> {
+    /// Adds the footer (left text, page numbers) to every page, and `mark` centred in the
+    /// top margin of every page when given, and returns them.
+    pub fn finish(mut self, footer_left: &str, mark: Option<&str>) -> Vec<Page> {
         let count = self.pages.len();
         let style = Style::new(FontId::Regular, 7.0, 0.35);
         let rule_y = BOTTOM - 14.0;
         let text_y = BOTTOM - 25.0;
+        let mark_style = Style::new(FontId::Bold, 9.0, 0.0);
         for (i, page) in self.pages.iter_mut().enumerate() {
+            if let Some(mark) = mark {
+                let width = self.fonts.get(mark_style.font).width(mark, mark_style.size);
+                page.ops.push(Op::Text(vec![Span {
+                    x: (PAGE_WIDTH - width) / 2.0,
+                    y: PAGE_HEIGHT - TOP + 12.0,
+                    style: mark_style,
+                    text: mark.to_string(),
+                }]));
+            }
             let numbers = format!("Strana {0} z {1} / Page {0} of {1}", i + 1, count);
             let numbers_x =
                 PAGE_WIDTH - MARGIN - self.fonts.get(style.font).width(&numbers, style.size);

@@ -29,11 +29,21 @@ pub enum RenderError {
     TooLarge,
 }
 
+/// What every page of a rendition made in the sandbox says, in both languages: such a
+/// PDF must never pass for a real invoice once it leaves the API.
+pub const SANDBOX_MARK: &str =
+    "SANDBOX – nie je produkčný doklad / SANDBOX – not a production document";
+
 /// Renders the UBL Invoice or CreditNote `xml` as an A4 PDF.
 pub fn render_pdf(xml: &[u8]) -> Result<Vec<u8>, RenderError> {
+    render_pdf_marked(xml, None)
+}
+
+/// As [`render_pdf`], with `mark` (e.g. [`SANDBOX_MARK`]) at the top of every page.
+pub fn render_pdf_marked(xml: &[u8], mark: Option<&str>) -> Result<Vec<u8>, RenderError> {
     let view = invoice_view::read(xml)?;
     let fonts = font::Fonts::load()?;
-    let pages = document::compose(&view, layout::Layout::new(&fonts));
+    let pages = document::compose(&view, layout::Layout::new(&fonts), mark);
     let meta = pdf::Meta {
         title: document::title(&view),
         date: view

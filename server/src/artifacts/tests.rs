@@ -386,7 +386,7 @@ fn reader_takes_terms_from_their_ubl_places() {
 fn assert_layout_sane(xml: &[u8], name: &str) {
     let view = invoice_view::read(xml).expect("reads");
     let fonts = Fonts::load().expect("fonts");
-    let pages = document::compose(&view, Layout::new(&fonts));
+    let pages = document::compose(&view, Layout::new(&fonts), None);
     for (p, page) in pages.iter().enumerate() {
         let mut runs = Vec::new();
         for op in &page.ops {
@@ -505,4 +505,34 @@ fn corpus_credit_note_and_allowances() {
             "DPH v SEK / VAT in SEK:",
         ],
     );
+}
+
+/// A sandbox rendition looked like a production invoice once it left the API. Every page of
+/// a marked rendition says what it is, in both languages; an unmarked one says nothing.
+#[test]
+fn a_marked_rendition_says_sandbox_on_every_page() {
+    let lines: String = (0..80)
+        .map(|i| {
+            format!(
+                "<cac:InvoiceLine><cbc:ID>{i}</cbc:ID><cbc:InvoicedQuantity unitCode=\"C62\">1</cbc:InvoicedQuantity>\
+                 <cbc:LineExtensionAmount currencyID=\"EUR\">1.00</cbc:LineExtensionAmount>\
+                 <cac:Item><cbc:Name>Item {i}</cbc:Name></cac:Item>\
+                 <cac:Price><cbc:PriceAmount currencyID=\"EUR\">1.00</cbc:PriceAmount></cac:Price></cac:InvoiceLine>"
+            )
+        })
+        .collect();
+    let long = INVOICE_SK.replacen("<cac:InvoiceLine>", &format!("{lines}<cac:InvoiceLine>"), 1);
+    let bytes =
+        super::render_pdf_marked(long.as_bytes(), Some(super::SANDBOX_MARK)).expect("renders");
+    let doc = Document::load_mem(&bytes).expect("parses");
+    let pages: Vec<u32> = doc.get_pages().keys().copied().collect();
+    assert!(pages.len() >= 2, "{} pages", pages.len());
+    for n in pages {
+        let text = doc.extract_text(&[n]).expect("text");
+        assert!(text.contains("SANDBOX"), "page {n}: {text}");
+        assert!(text.contains("not a production document"), "page {n}");
+        assert!(text.contains("nie je produkčný doklad"), "page {n}");
+    }
+    let plain = render(&long);
+    assert!(!plain.text().contains("SANDBOX"));
 }

@@ -272,6 +272,13 @@ const COMPANIES: &[Company] = &[
     },
 ];
 
+/// Every sandbox company: IČO, name, and whether it has ceased to exist.
+pub fn companies() -> impl Iterator<Item = (&'static str, &'static str, bool)> {
+    COMPANIES
+        .iter()
+        .map(|c| (c.ico, c.name, c.terminated.is_some()))
+}
+
 const NOT_IN_SANDBOX: &str = "no company with this IČO is in the sandbox data set";
 
 fn group<T>(data: Option<T>, not_found: &str, detail_ok: Option<&str>) -> Group<T> {

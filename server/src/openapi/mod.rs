@@ -43,7 +43,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         vat::verify, vat::verify_batch,
         company::lookup,
         peppol::lookup_v1, peppol::lookup_api,
-        usage::usage,
+        usage::usage, routes::sandbox::catalogue,
         convert::convert_v1, convert::convert_api, convert::template_csv, convert::template_xlsx, convert::mappings,
         convert::list, convert::get_one, convert::xml, convert::correct, convert::approve, convert::reject,
         sending::create_connection, sending::list_connections, sending::activate_connection,

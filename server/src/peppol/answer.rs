@@ -30,10 +30,22 @@ pub struct PeppolLookupResult {
     pub cached: bool,
     /// `sandbox` answers are never production results.
     pub environment: String,
+    /// Readiness for Peppol BIS Billing 3.0, as `GET /api/peppol-lookup/{participantId}`
+    /// answers it: `ready`, `partial` or `not_registered`.
+    pub readiness: Readiness,
+    /// What stands between the participant and `ready`.
+    pub gaps: Vec<String>,
+    /// How to deliver to this participant now: for a participant that is not registered or
+    /// not ready, the channel to use instead of Peppol.
+    pub recommended_channel: Channel,
+    /// Other ways, best first.
+    pub alternative_channels: Vec<Channel>,
 }
 
 impl PeppolLookupResult {
     pub fn new(p: &Participant, cached: bool, environment: &str) -> PeppolLookupResult {
+        // The same assessment as the /api answer: one source for both families.
+        let assessed = PeppolParticipant::new(p, cached, environment);
         let now = Utc::now();
         let supported = || p.services.iter().filter(|s| s.supported);
         let mut profiles: Vec<String> = Vec::new();
@@ -53,6 +65,10 @@ impl PeppolLookupResult {
             checked_at: p.checked_at.clone(),
             cached,
             environment: environment.to_string(),
+            readiness: assessed.readiness,
+            gaps: assessed.gaps,
+            recommended_channel: assessed.recommended_channel,
+            alternative_channels: assessed.alternative_channels,
         }
     }
 }

@@ -64,6 +64,26 @@ const AP_SK: &str = "https://ap.sandbox-sk.test/as4";
 const AP_SK2: &str = "https://peppol.ucto-sandbox.test/as4";
 
 const PARTICIPANTS: &[Entry] = &[
+    // The buyer of the README's example invoice (examples/invoice-sk.xml): ready, so that
+    // the example checks out end to end.
+    e(
+        "9950:SK2120345678",
+        "Horehronská stavebná a.s.",
+        "SK",
+        AP_SK2,
+        Active,
+        Active,
+        &[],
+    ),
+    e(
+        "0245:2120345678",
+        "Horehronská stavebná a.s.",
+        "SK",
+        AP_SK2,
+        Active,
+        Active,
+        &[],
+    ),
     // Slovak parties: ready, by DIČ and by IČ DPH.
     e(
         "0245:2022749619",
@@ -278,6 +298,11 @@ fn service(
 }
 
 /// The sandbox answer for `id`: a known participant, or not registered.
+/// Every sandbox participant: identifier and name.
+pub fn participants() -> impl Iterator<Item = (&'static str, &'static str)> {
+    PARTICIPANTS.iter().map(|p| (p.id, p.name))
+}
+
 pub fn lookup(id: &ParticipantId, now: DateTime<Utc>) -> Participant {
     let key = id.key();
     let Some(entry) = PARTICIPANTS

@@ -10,6 +10,7 @@ pub mod health;
 pub mod keys;
 pub mod peppol;
 pub mod rulepacks;
+pub mod sandbox;
 pub mod sending;
 pub mod tenants;
 pub mod usage;
@@ -212,6 +213,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::POST, "/api/send", Roles(allow::INVOICE_WORK)),
             post(sending::send_api),
+        ),
+        (
+            e(Method::GET, "/v1/sandbox", SandboxOpen(allow::READ)),
+            get(sandbox::catalogue),
         ),
         (
             e(Method::GET, "/v1/invoices", Roles(allow::READ)),

@@ -42,7 +42,10 @@ pub fn render(
     let name = base_name(invoice);
     match kind {
         "pdf" => Ok((
-            crate::artifacts::render_pdf(invoice.payload.as_bytes())?,
+            crate::artifacts::render_pdf_marked(
+                invoice.payload.as_bytes(),
+                (invoice.environment == "sandbox").then_some(crate::artifacts::SANDBOX_MARK),
+            )?,
             "application/pdf",
             format!("{name}.pdf"),
         )),

@@ -5,6 +5,12 @@ use super::RegisterAnswer;
 
 /// (VAT number, name, address). Check digits are real; the companies are fictitious.
 pub const COMPANIES: &[(&str, &str, &str)] = &[
+    // The buyer of the README's example invoice.
+    (
+        "SK2120345678",
+        "Horehronská stavebná a.s.",
+        "Námestie SNP 14, 974 01 Banská Bystrica",
+    ),
     (
         "SK2022749619",
         "Sandbox Dodávateľ s.r.o.",
@@ -175,6 +181,24 @@ pub fn lookup(vat: &str) -> RegisterAnswer {
     }
 }
 
+/// The VIES test service's codes (after the country code) and what they answer: `100`
+/// valid, `200` not valid, the rest the VIES error they stand for.
+pub const TEST_CODES: &[(&str, &str)] = &[
+    ("100", "valid"),
+    ("200", "not valid"),
+    ("201", "INVALID_INPUT"),
+    ("202", "INVALID_REQUESTER_INFO"),
+    ("300", "SERVICE_UNAVAILABLE"),
+    ("301", "MS_UNAVAILABLE"),
+    ("302", "TIMEOUT"),
+    ("400", "VAT_BLOCKED"),
+    ("401", "IP_BLOCKED"),
+    ("500", "GLOBAL_MAX_CONCURRENT_REQ"),
+    ("501", "GLOBAL_MAX_CONCURRENT_REQ_TIME"),
+    ("600", "MS_MAX_CONCURRENT_REQ"),
+    ("601", "MS_MAX_CONCURRENT_REQ_TIME"),
+];
+
 /// The numbers of the VIES test service (`{country}100` valid, `200` invalid, `201`
 /// INVALID_INPUT, `300`/`301`/`302` outages, `500`/`600` busy ...), so integrators can
 /// exercise every answer, outages included, without a real register. These numbers fail
@@ -192,18 +216,10 @@ pub fn test_number(vat: &str) -> Option<RegisterAnswer> {
     let error = match code {
         "100" => return Some(known(true)),
         "200" => return Some(known(false)),
-        "201" => "INVALID_INPUT",
-        "202" => "INVALID_REQUESTER_INFO",
-        "300" => "SERVICE_UNAVAILABLE",
-        "301" => "MS_UNAVAILABLE",
-        "302" => "TIMEOUT",
-        "400" => "VAT_BLOCKED",
-        "401" => "IP_BLOCKED",
-        "500" => "GLOBAL_MAX_CONCURRENT_REQ",
-        "501" => "GLOBAL_MAX_CONCURRENT_REQ_TIME",
-        "600" => "MS_MAX_CONCURRENT_REQ",
-        "601" => "MS_MAX_CONCURRENT_REQ_TIME",
-        _ => return None,
+        _ => TEST_CODES
+            .iter()
+            .find(|(c, _)| *c == code)
+            .map(|(_, error)| *error)?,
     };
     Some(super::vies::classify(
         error,

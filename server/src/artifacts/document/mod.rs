@@ -22,7 +22,7 @@ pub fn title(view: &InvoiceView) -> String {
     }
 }
 
-pub fn compose(view: &InvoiceView, mut layout: Layout<'_>) -> Vec<Page> {
+pub fn compose(view: &InvoiceView, mut layout: Layout<'_>, mark: Option<&str>) -> Vec<Page> {
     let title = title(view);
     let half = Layout::column_width(2);
     let mut w = Writer {
@@ -108,7 +108,7 @@ pub fn compose(view: &InvoiceView, mut layout: Layout<'_>) -> Vec<Page> {
     w.lines_table();
     w.charges_table();
     w.vat_and_totals();
-    layout.finish(&title)
+    layout.finish(&title, mark)
 }
 
 fn line(style: Style, text: &str) -> TextLine {
