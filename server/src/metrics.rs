@@ -37,6 +37,134 @@ pub struct Metrics {
     connections_open: IntGauge,
     connections_closed: IntCounterVec,
     profiles: BoundedLabel,
+    backlog: BacklogGauges,
+}
+
+/// The work waiting in the database (all tenants), read at most every
+/// [`BACKLOG_MAX_AGE`]: a scrape, or many, never costs more than one set of aggregate
+/// queries per interval.
+struct BacklogGauges {
+    invoices: IntGaugeVec,
+    outbox_pending: IntGauge,
+    outbox_oldest_age: IntGauge,
+    conversions: IntGaugeVec,
+    webhooks_pending: IntGauge,
+    webhooks_oldest_age: IntGauge,
+    read_at: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+/// How long a read of the backlog serves scrapes.
+pub const BACKLOG_MAX_AGE: Duration = Duration::from_secs(5);
+
+/// The statuses counted under their own name (the rest under `other`).
+const INVOICE_STATUSES: [&str; 15] = [
+    "received",
+    "validated",
+    "remediation_required",
+    "queued",
+    "sending",
+    "transmitted",
+    "delivered",
+    "in_process",
+    "under_query",
+    "conditionally_accepted",
+    "accepted",
+    "rejected",
+    "paid",
+    "failed",
+    "archived",
+];
+const CONVERSION_STATUSES: [&str; 5] = ["ready", "needs_review", "approved", "rejected", "sent"];
+
+/// Seconds from `oldest` (RFC 3339) to now; 0 when there is none.
+fn age_seconds(oldest: Option<&str>) -> i64 {
+    oldest
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| {
+            (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
+                .num_seconds()
+                .max(0)
+        })
+        .unwrap_or(0)
+}
+
+impl BacklogGauges {
+    fn new(registry: &Registry) -> Result<BacklogGauges, prometheus::Error> {
+        let invoices = IntGaugeVec::new(
+            Opts::new(
+                "invex_invoices",
+                "Invoices by status, all tenants (sent: accepted, delivered, failed, ...)",
+            ),
+            &["status"],
+        )?;
+        let conversions = IntGaugeVec::new(
+            Opts::new(
+                "invex_conversions",
+                "Conversions by status (outcome), all tenants",
+            ),
+            &["status"],
+        )?;
+        let outbox_pending = IntGauge::new(
+            "invex_outbox_pending",
+            "Invoices waiting in the sending outbox for the delivery worker",
+        )?;
+        let outbox_oldest_age = IntGauge::new(
+            "invex_outbox_oldest_age_seconds",
+            "Age of the oldest invoice waiting in the outbox (0 when none)",
+        )?;
+        let webhooks_pending = IntGauge::new(
+            "invex_webhook_deliveries_pending",
+            "Webhook deliveries not yet delivered, failed or cancelled",
+        )?;
+        let webhooks_oldest_age = IntGauge::new(
+            "invex_webhook_oldest_pending_age_seconds",
+            "Age of the oldest pending webhook delivery (0 when none)",
+        )?;
+        registry.register(Box::new(invoices.clone()))?;
+        registry.register(Box::new(conversions.clone()))?;
+        for g in [
+            &outbox_pending,
+            &outbox_oldest_age,
+            &webhooks_pending,
+            &webhooks_oldest_age,
+        ] {
+            registry.register(Box::new(g.clone()))?;
+        }
+        Ok(BacklogGauges {
+            invoices,
+            outbox_pending,
+            outbox_oldest_age,
+            conversions,
+            webhooks_pending,
+            webhooks_oldest_age,
+            read_at: std::sync::Mutex::new(None),
+        })
+    }
+
+    fn set(&self, b: &crate::store::Backlog) {
+        let by_status = |gauge: &IntGaugeVec, known: &[&str], counts: &[(String, i64)]| {
+            gauge.reset();
+            for status in known {
+                gauge.with_label_values(&[*status]).set(0);
+            }
+            for (status, n) in counts {
+                let label = known
+                    .iter()
+                    .find(|k| **k == status.as_str())
+                    .copied()
+                    .unwrap_or(OTHER);
+                gauge.with_label_values(&[label]).add(*n);
+            }
+        };
+        by_status(&self.invoices, &INVOICE_STATUSES, &b.invoices);
+        by_status(&self.conversions, &CONVERSION_STATUSES, &b.conversions);
+        self.outbox_pending.set(b.outbox_pending);
+        self.outbox_oldest_age
+            .set(age_seconds(b.outbox_oldest.as_deref()));
+        self.webhooks_pending.set(b.webhooks_pending);
+        self.webhooks_oldest_age
+            .set(age_seconds(b.webhooks_oldest.as_deref()));
+    }
 }
 
 /// The label of values outside a label's known set.
@@ -220,7 +348,6 @@ impl Metrics {
         registry.register(Box::new(rulepacks.clone()))?;
         registry.register(Box::new(reload_ok.clone()))?;
         Ok(Metrics {
-            registry,
             requests,
             latency,
             validations,
@@ -235,7 +362,29 @@ impl Metrics {
             connections_open,
             connections_closed,
             profiles: BoundedLabel::new(MAX_PROFILE_LABELS),
+            backlog: BacklogGauges::new(&registry)?,
+            registry,
         })
+    }
+
+    /// Whether the backlog gauges are older than [`BACKLOG_MAX_AGE`] (then the caller reads
+    /// the store and calls [`Metrics::set_backlog`]). Claims the refresh: concurrent
+    /// scrapes do not all query.
+    pub fn backlog_due(&self) -> bool {
+        let mut read_at = self
+            .backlog
+            .read_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let due = read_at.is_none_or(|t| t.elapsed() >= BACKLOG_MAX_AGE);
+        if due {
+            *read_at = Some(std::time::Instant::now());
+        }
+        due
+    }
+
+    pub fn set_backlog(&self, backlog: &crate::store::Backlog) {
+        self.backlog.set(backlog);
     }
 
     /// One webhook attempt: `outcome` is `delivered`, `retry` or `failed`.

@@ -423,6 +423,32 @@ async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
     assert!(claimed.is_some());
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(timeline(&s, &ids[0]).await["status"], "queued");
+    // Metrics had nothing on sending: now the outbox depth and age and invoices by status.
+    let metrics = s
+        .client
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "invex_outbox_pending 3",
+        "invex_invoices{status=\"queued\"} 3",
+        "invex_invoices{status=\"accepted\"} 0",
+        "invex_conversions{status=\"needs_review\"} 0",
+        "invex_webhook_deliveries_pending 0",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no `{line}` in:\n{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains("invex_outbox_oldest_age_seconds "),
+        "{metrics}"
+    );
     s.running.take().unwrap().shutdown().await.unwrap();
 
     // The next start (with its worker) delivers every one of them, once.

@@ -380,8 +380,35 @@ async fn the_schedule_runs_out_and_the_delivery_fails() {
         log.iter().all(|a| a["delivery_status"] == "failed"),
         "{log:?}"
     );
+    assert!(
+        log.iter().all(|a| a["next_attempt_at"].is_null()),
+        "{log:?}"
+    );
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(receiver.received().len(), 3);
+}
+
+/// The delivery log did not say when a failed delivery would be tried again.
+#[tokio::test]
+async fn the_log_says_when_the_next_attempt_is_due() {
+    let receiver = Receiver::scripted(&[500]);
+    let url = receiver.serve().await;
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.webhooks.retry_schedule_ms = vec![600_000];
+    })
+    .await;
+    let (id, _) = register(&s, BOOTSTRAP, &url).await;
+    let before = chrono::Utc::now();
+    send_test(&s, BOOTSTRAP, &id).await;
+    let log = attempts(&s, &id, 1).await;
+    assert_eq!(log[0]["delivery_status"], "pending", "{log:?}");
+    let next = chrono::DateTime::parse_from_rfc3339(log[0]["next_attempt_at"].as_str().unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    // About ten minutes after the attempt (the schedule's ±20 % jitter).
+    let wait = (next - before).num_seconds();
+    assert!((400..=800).contains(&wait), "next attempt in {wait} s");
 }
 
 #[tokio::test]

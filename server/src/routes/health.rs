@@ -76,6 +76,13 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     use std::sync::atomic::Ordering::Relaxed;
+    if state.metrics.backlog_due() {
+        match state.store.backlog().await {
+            Ok(backlog) => state.metrics.set_backlog(&backlog),
+            // The gauges keep their last values; the error is the store's, and /ready says it.
+            Err(e) => tracing::warn!(error = %e, "the backlog for /metrics could not be read"),
+        }
+    }
     let (workers_busy, workers_waiting) = state.admission.load();
     let load = crate::metrics::Load {
         workers_busy,

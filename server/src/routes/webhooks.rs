@@ -123,6 +123,9 @@ pub struct AttemptView {
     pub duration_ms: i64,
     pub correlation_id: Option<String>,
     pub attempted_at: String,
+    /// When the delivery will be tried next (RFC 3339), while it is `pending`; null once
+    /// it is delivered, failed or cancelled.
+    pub next_attempt_at: Option<String>,
 }
 
 impl From<AttemptRecord> for AttemptView {
@@ -139,6 +142,7 @@ impl From<AttemptRecord> for AttemptView {
             duration_ms: a.duration_ms,
             correlation_id: a.correlation_id,
             attempted_at: a.attempted_at,
+            next_attempt_at: a.next_attempt_at,
         }
     }
 }

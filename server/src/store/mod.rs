@@ -1,6 +1,7 @@
 //! Storage with sqlx: SQLite embedded by default, PostgreSQL when several instances share
 //! one database. One portable schema (`server/migrations`), run at start.
 
+mod backlog;
 mod conversions;
 mod keys;
 mod sending;
@@ -15,6 +16,7 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 use tokio::sync::mpsc;
 
+pub use backlog::Backlog;
 pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use sending::{

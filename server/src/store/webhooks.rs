@@ -86,6 +86,8 @@ pub struct AttemptRecord {
     pub attempted_at: String,
     /// The delivery's status now (`pending`, `delivered`, `failed`, `cancelled`).
     pub delivery_status: String,
+    /// When the delivery's next attempt is due, while it is `pending`.
+    pub next_attempt_at: Option<String>,
 }
 
 /// Where a delivery goes after an attempt.
@@ -535,7 +537,8 @@ impl Store {
         let rows = sqlx::query(
             "SELECT a.id, a.delivery_id, a.endpoint_id, a.tenant_id, a.event_id, a.event_type, \
              a.attempt, a.http_status, a.error, a.duration_ms, a.correlation_id, a.attempted_at, \
-             d.status AS delivery_status \
+             d.status AS delivery_status, \
+             CASE WHEN d.status = 'pending' THEN d.next_attempt_at END AS next_attempt_at \
              FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id \
              WHERE a.tenant_id = $1 AND a.endpoint_id = $2 AND ($3 = '' OR a.id < $3) \
              ORDER BY a.id DESC LIMIT $4",
@@ -562,6 +565,7 @@ impl Store {
                     correlation_id: opt_text(row, "correlation_id")?,
                     attempted_at: text(row, "attempted_at")?,
                     delivery_status: text(row, "delivery_status")?,
+                    next_attempt_at: opt_text(row, "next_attempt_at")?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()

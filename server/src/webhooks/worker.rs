@@ -260,6 +260,10 @@ impl Worker {
             correlation_id: d.correlation_id.clone(),
             attempted_at,
             delivery_status: String::new(),
+            next_attempt_at: match &next {
+                NextStep::RetryAt(at) => Some(at.clone()),
+                _ => None,
+            },
         };
         // 410 Gone: the receiver asks us to stop for good (disabled with the attempt's record).
         let gone = outcome.http_status == Some(410);
