@@ -294,10 +294,19 @@ impl Admission {
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         // The permit guarantees a free thread: the job starts at once.
+        let idle = self.workers.clone();
+        let capacity = self.worker_count;
         self.pool.spawn(move || {
-            let _held = permit;
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            drop(permit);
             let _ = tx.send(outcome);
+            // The last job of a burst hands the memory this thread freed back to the
+            // system: a large document's pages would otherwise stay resident in the
+            // thread's heap until it next allocates. Not while others run or wait (the
+            // next job would take the pages again at once).
+            if idle.available_permits() == capacity {
+                return_memory();
+            }
         });
         match rx.await {
             Ok(Ok(value)) => Ok(value),
@@ -305,6 +314,13 @@ impl Admission {
             Err(_) => Err(Busy::Failed("the worker stopped".into())),
         }
     }
+}
+
+/// Give memory freed on this thread back to the system (mimalloc, the binary's allocator;
+/// a no-op for memory of any other allocator).
+fn return_memory() {
+    // SAFETY: mi_collect only walks and purges the calling thread's own mimalloc heap.
+    unsafe { libmimalloc_sys::mi_collect(false) };
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

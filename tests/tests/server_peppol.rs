@@ -88,8 +88,7 @@ async fn the_sandbox_answers_v1_lookups_without_a_key() {
     assert_eq!(body["recommended_channel"]["channel"], "email_pdf_xml");
     assert!(body["recommended_channel"]["reason"].is_string(), "{body}");
     let api: Value = s
-        .client
-        .get(s.url("/api/peppol-lookup/0245:2027000008"))
+        .api(Method::GET, "/api/peppol-lookup/0245:2027000008", BOOTSTRAP)
         .value()
         .await;
     assert_eq!(body["recommended_channel"], api["recommended_channel"]);
@@ -883,8 +882,7 @@ async fn the_sandbox_lists_its_test_identities_and_the_example_checks_out() {
     // What the catalogue says is what the lookup answers.
     let id = partial["participant_id"].as_str().unwrap();
     let looked: Value = s
-        .client
-        .get(s.url(&format!("/api/peppol-lookup/{id}")))
+        .api(Method::GET, &format!("/api/peppol-lookup/{id}"), BOOTSTRAP)
         .value()
         .await;
     assert_eq!(looked["readiness"], "partial");

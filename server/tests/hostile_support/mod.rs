@@ -273,6 +273,14 @@ pub fn example_invoice() -> String {
     std::fs::read_to_string(repo().join("examples/invoice-sk.xml")).expect("example")
 }
 
+/// `xml` with its document number (the first `cbc:ID`, BT-1) set to `number`.
+pub fn numbered(xml: Vec<u8>, number: &str) -> Vec<u8> {
+    let text = String::from_utf8(xml).expect("utf8");
+    let start = text.find("<cbc:ID>").expect("cbc:ID") + "<cbc:ID>".len();
+    let end = start + text[start..].find("</cbc:ID>").expect("end of cbc:ID");
+    format!("{}{number}{}", &text[..start], &text[end..]).into_bytes()
+}
+
 /// A valid invoice of at most `bytes` bytes (as many lines as fit).
 pub fn large_invoice(bytes: usize) -> Vec<u8> {
     let per_line =
@@ -360,6 +368,28 @@ pub fn assert_fast_health(latencies: &[Duration], during: &str) {
         p99 < Duration::from_millis(100),
         "/health p99 {p99:?} during {during}"
     );
+}
+
+/// `/health` answered every probe during the attack, the slowest within `bound`. For loads
+/// whose bound the issue does not state as the 100 ms p99 (that one is asserted with
+/// [`assert_fast_health`] where it is stated): under this debug build the request threads
+/// also receive and parse the uploads, so their latency shows the build, not the design.
+pub fn assert_health_answered(latencies: &[Duration], during: &str, bound: Duration) {
+    assert!(
+        latencies.len() >= 20,
+        "only {} probes during {during}",
+        latencies.len()
+    );
+    let mut sorted = latencies.to_vec();
+    sorted.sort();
+    let max = sorted[sorted.len() - 1];
+    eprintln!(
+        "/health during {during}: {} probes, p50 {:?}, p99 {:?}, max {max:?}",
+        sorted.len(),
+        sorted[sorted.len() / 2],
+        sorted[(sorted.len() * 99).div_ceil(100) - 1]
+    );
+    assert!(max < bound, "/health took {max:?} during {during}");
 }
 
 /// `n` connections that each send half a request header and then nothing.
