@@ -298,15 +298,16 @@ impl Admission {
         let capacity = self.worker_count;
         self.pool.spawn(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            drop(permit);
-            let _ = tx.send(outcome);
             // The last job of a burst hands the memory this thread freed back to the
             // system: a large document's pages would otherwise stay resident in the
-            // thread's heap until it next allocates. Not while others run or wait (the
-            // next job would take the pages again at once).
-            if idle.available_permits() == capacity {
+            // thread's heap until it next allocates. Not while other jobs run (the next
+            // would take the pages again at once). Before the answer, so that the cost is
+            // the job's own and done when its request is answered.
+            if idle.available_permits() + 1 == capacity {
                 return_memory();
             }
+            drop(permit);
+            let _ = tx.send(outcome);
         });
         match rx.await {
             Ok(Ok(value)) => Ok(value),

@@ -214,6 +214,35 @@ impl Server {
         Duration::from_millis(total * 1000 / clock_ticks_per_second())
     }
 
+    /// User CPU time the worker pool's threads (`invex-worker-N`) have used so far: the parsing,
+    /// identifier checks and validation of requests, without the storage's work (SQLite's
+    /// WAL checkpoints land on whichever commit crosses their threshold).
+    pub fn worker_cpu_time(&self) -> Duration {
+        let mut ticks = 0;
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.pid()))
+            .expect("the server process exists");
+        for task in tasks.flatten() {
+            let path = task.path();
+            let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+            if !comm.starts_with("invex-worker") {
+                continue;
+            }
+            let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            let field = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            // User time: the work itself. System time here is page faults, whose number
+            // depends on what the allocator had handed back before, not on the input.
+            ticks += field(11);
+        }
+        Duration::from_millis(ticks * 1000 / clock_ticks_per_second())
+    }
+
     /// Peak resident memory of the process so far (VmHWM), in MB.
     pub fn peak_rss_mb(&self) -> u64 {
         self.status_mb("VmHWM:")
