@@ -478,7 +478,10 @@ async fn two_instances_share_the_outbox_without_double_delivery() {
             .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
             .header("Content-Type", "application/xml")
             .header("Idempotency-Key", format!("shared-{n}"))
-            .body(support::example("invoice-sk.xml"))
+            .body(support::numbered(
+                support::example("invoice-sk.xml"),
+                &format!("SHARED-{n}"),
+            ))
             .send()
             .await
             .unwrap();
