@@ -1,6 +1,7 @@
-//! The multipart bodies of the upload routes, typed field by field. The handlers read
-//! multipart streams part by part (with limits while reading), so there is no struct for
-//! utoipa to describe them from: they are written here, beside the description they fill.
+//! The bodies of the upload routes: multipart bodies typed field by field, raw XML bodies as
+//! bytes. The handlers read multipart streams part by part (with limits while reading), so
+//! there is no struct for utoipa to describe them from: they are written here, beside the
+//! description they fill.
 
 use serde_json::{json, Value};
 
@@ -64,9 +65,9 @@ pub fn schema(path: &str) -> Option<Value> {
     }
 }
 
-/// Put the schema of `path`'s multipart body into `operation`'s request body.
+/// Put the schema of `path`'s multipart body into `operation`'s request body, and declare
+/// its raw XML bodies as bytes.
 pub fn describe(path: &str, operation: &mut Value) {
-    let Some(schema) = schema(path) else { return };
     let Some(content) = operation
         .get_mut("requestBody")
         .and_then(|b| b.get_mut("content"))
@@ -74,8 +75,49 @@ pub fn describe(path: &str, operation: &mut Value) {
     else {
         return;
     };
+    // A raw XML body is the document's bytes, sent as they are (any encoding its XML
+    // declaration names): without a schema, or as a bare string, generated clients either
+    // leave the operation out or cannot send a file.
+    for (media_type, entry) in content.iter_mut() {
+        if media_type.ends_with("/xml") {
+            entry["schema"] = json!({
+                "type": "string",
+                "format": "binary",
+                "contentMediaType": media_type,
+                "description": "The XML document's bytes"
+            });
+        }
+    }
+    let Some(schema) = schema(path) else { return };
     let entry = content
         .entry("multipart/form-data")
         .or_insert_with(|| json!({}));
     entry["schema"] = schema;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_xml_bodies_are_bytes_and_multipart_bodies_are_typed() {
+        let mut validate = json!({"requestBody": {"content": {
+            "application/xml": {},
+            "multipart/form-data": {}
+        }}});
+        describe("/v1/invoice/validate", &mut validate);
+        let content = &validate["requestBody"]["content"];
+        assert_eq!(content["application/xml"]["schema"]["type"], "string");
+        assert_eq!(content["application/xml"]["schema"]["format"], "binary");
+        assert_eq!(
+            content["multipart/form-data"]["schema"]["required"],
+            json!(["file"])
+        );
+        let mut send = json!({"requestBody": {"content": {"application/xml": {"schema": {"type": "string"}}}}});
+        describe("/v1/invoice/send", &mut send);
+        assert_eq!(
+            send["requestBody"]["content"]["application/xml"]["schema"]["format"],
+            "binary"
+        );
+    }
 }
