@@ -732,7 +732,11 @@ async fn keys_are_shown_once_work_and_can_be_revoked_but_not_the_last_admin() {
         .json()
         .await
         .unwrap();
-    let bootstrap_id = keys["keys"][0]["id"].as_str().unwrap().to_string();
+    // Newest first: the bootstrap key is the oldest.
+    let bootstrap_id = keys["keys"].as_array().unwrap().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let p = problem(
         s.v1(
             Method::DELETE,
@@ -1152,4 +1156,153 @@ async fn shutdown_lets_in_flight_requests_finish() {
         s.client.get(s.url("/health")).send().await.is_err(),
         "no longer listening"
     );
+}
+
+/// Every page of a list, followed by `next` → `before` until there is none; the ids in
+/// the order given.
+async fn all_pages(s: &TestServer, path: &str, items: &str, size: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut before: Option<String> = None;
+    for _ in 0..100 {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = match &before {
+            Some(b) => format!("{path}{sep}limit={size}&before={b}"),
+            None => format!("{path}{sep}limit={size}"),
+        };
+        let r = s.v1(Method::GET, &url, BOOTSTRAP).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{url}");
+        let page: Value = r.json().await.unwrap();
+        let list = page[items].as_array().unwrap_or_else(|| panic!("{page}"));
+        assert!(list.len() <= size, "{url}: {} items", list.len());
+        ids.extend(list.iter().map(|i| i["id"].as_str().unwrap().to_string()));
+        match page["next"].as_str() {
+            // A `next` always leads somewhere: never to an empty page.
+            Some(next) => {
+                assert_eq!(list.len(), size, "{url}: a short page with a next");
+                before = Some(next.to_string());
+            }
+            None => return ids,
+        }
+    }
+    panic!("{path}: more than 100 pages");
+}
+
+/// Newest first, each item once, and every item there.
+fn assert_paged(path: &str, ids: &[String], created: &[String]) {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(ids, sorted.as_slice(), "{path}: not newest first");
+    sorted.dedup();
+    assert_eq!(sorted.len(), ids.len(), "{path}: an item twice");
+    for id in created {
+        assert!(ids.contains(id), "{path}: {id} missing from {ids:?}");
+    }
+}
+
+/// A 201 with a `Location` that answers the created resource.
+async fn created_at(s: &TestServer, r: reqwest::Response, expected_prefix: &str) -> String {
+    assert_eq!(r.status(), 201);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    let body: Value = r.json().await.unwrap();
+    // Creations that also hand over a secret wrap the resource.
+    let id = ["id", "/tenant/id"]
+        .iter()
+        .find_map(|p| {
+            if p.starts_with('/') {
+                body.pointer(p)
+            } else {
+                body.get(*p)
+            }
+        })
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{body}"))
+        .to_string();
+    assert_eq!(location, format!("{expected_prefix}{id}"));
+    let r = s
+        .v1(Method::GET, &location, BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{location}");
+    let found: Value = r.json().await.unwrap();
+    assert_eq!(found["id"], id.as_str(), "{location}: {found}");
+    id
+}
+
+/// The lists share one shape: `?limit=` and `?before=`, `next` only when a next page
+/// exists (a full last page used to name a `next` leading to an empty page), newest first;
+/// creations answer 201 with a `Location` that leads to the resource.
+#[tokio::test]
+async fn lists_page_alike_and_creations_say_where_they_are() {
+    let s = TestServer::start().await;
+    let (mut keys, mut connections, mut webhooks, mut tenants) = (vec![], vec![], vec![], vec![]);
+    for i in 0..4 {
+        let r = s
+            .v1(Method::POST, "/v1/keys", BOOTSTRAP)
+            .json(&json!({"role": "auditor", "name": format!("auditor {i}")}))
+            .send()
+            .await
+            .unwrap();
+        keys.push(created_at(&s, r, "/v1/keys/").await);
+        let r = s
+            .v1(Method::POST, "/v1/connections", BOOTSTRAP)
+            .json(&json!({"partner": "sandbox", "name": format!("partner {i}")}))
+            .send()
+            .await
+            .unwrap();
+        connections.push(created_at(&s, r, "/v1/connections/").await);
+        let r = s
+            .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
+            .json(&json!({"url": format!("http://127.0.0.1:9/hooks/{i}"), "event_types": ["invoice.delivered"]}))
+            .send()
+            .await
+            .unwrap();
+        webhooks.push(created_at(&s, r, "/v1/webhooks/").await);
+        let r = s
+            .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
+            .json(&json!({"name": format!("Tenant {i} s.r.o.")}))
+            .send()
+            .await
+            .unwrap();
+        tenants.push(created_at(&s, r, "/v1/tenants/").await);
+    }
+    let mut validations = Vec::new();
+    for _ in 0..4 {
+        let r = s.validate(BOOTSTRAP, invalid_invoice()).await;
+        let body: Value = r.json().await.unwrap();
+        validations.push(body["id"].as_str().unwrap().to_string());
+    }
+    // Page sizes that end on a full page (4 of 2, 5 of 5 with the bootstrap key) and ones
+    // that do not.
+    for (path, items, created) in [
+        ("/v1/keys", "keys", &keys),
+        ("/v1/connections", "connections", &connections),
+        ("/v1/webhooks", "webhooks", &webhooks),
+        ("/v1/tenants", "tenants", &tenants),
+        ("/v1/validations", "validations", &validations),
+    ] {
+        for size in [1, 2, 3, 5] {
+            let ids = all_pages(&s, path, items, size).await;
+            assert_paged(path, &ids, created);
+        }
+    }
+    // A page size out of range is refused, the same way on every list.
+    for path in [
+        "/v1/keys",
+        "/v1/conversions",
+        "/v1/invoices",
+        "/v1/validations",
+    ] {
+        for limit in ["0", "201"] {
+            let p = problem(
+                s.v1(Method::GET, &format!("{path}?limit={limit}"), BOOTSTRAP)
+                    .send()
+                    .await
+                    .unwrap(),
+                422,
+            )
+            .await;
+            assert_eq!(p["field"], "limit", "{path}: {p}");
+        }
+    }
 }

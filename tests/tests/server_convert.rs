@@ -95,10 +95,34 @@ async fn convert(s: &TestServer, key: &str, form: Form) -> reqwest::Response {
         .unwrap()
 }
 
+/// A conversion that answers 201; its `Location` leads to what was created: the conversion
+/// itself, or for several invoices the list of the upload's batch.
 async fn converted(s: &TestServer, form: Form) -> Value {
     let r = convert(s, BOOTSTRAP, form).await;
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
-    r.json().await.unwrap()
+    let location = r
+        .headers()
+        .get("location")
+        .expect("201 names the created resource")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let result: Value = r.json().await.unwrap();
+    let mut created: Vec<&str> = result["conversions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let found = s.v1(Method::GET, &location, BOOTSTRAP).value().await;
+    let mut listed: Vec<&str> = match found["conversions"].as_array() {
+        Some(list) => list.iter().map(|c| c["id"].as_str().unwrap()).collect(),
+        None => vec![found["id"].as_str().unwrap()],
+    };
+    created.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(listed, created, "{location}");
+    result
 }
 
 async fn connect(s: &TestServer) {

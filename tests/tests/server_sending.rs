@@ -319,10 +319,26 @@ async fn one_idempotency_key_sends_once_however_often_it_is_used() {
     connect(&s).await;
     let first = send(&s, Some("same"), None, example("invoice-sk.xml")).await;
     assert_eq!(first.status(), 202);
+    // `Location` names the queued invoice, in the caller's family, on a replay too.
+    let location = first.headers()["location"].to_str().unwrap().to_string();
     let first: Value = first.json().await.unwrap();
+    assert_eq!(
+        location,
+        format!("/v1/invoices/{}", first["id"].as_str().unwrap())
+    );
+    let found: Value = s
+        .v1(Method::GET, &location, BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(found["id"], first["id"]);
     let again = send(&s, Some("same"), None, example("invoice-sk.xml")).await;
     assert_eq!(again.status(), 202);
     assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(again.headers()["location"], location.as_str());
     assert_eq!(again.json::<Value>().await.unwrap(), first);
     let p = problem(send(&s, Some("same"), None, invalid_invoice()).await, 422).await;
     assert!(p["type"]
@@ -378,8 +394,20 @@ async fn the_api_route_takes_a_multipart_xml_file() {
         .await
         .unwrap();
     assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
     let body: Value = r.json().await.unwrap();
     assert!(body["document_id"].is_string());
+    // The `/api` family's view of an invoice is its timeline.
+    assert_eq!(
+        location,
+        format!("/api/messages/{}", body["id"].as_str().unwrap())
+    );
+    let r = s
+        .api(Method::GET, &location, BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     let form = reqwest::multipart::Form::new().text("profile", "peppol-bis3-sk");
     let r = s
         .api(Method::POST, "/api/send", BOOTSTRAP)

@@ -55,7 +55,7 @@ async fn suite(store: &Store) {
         .bootstrap(&key(OPERATOR_TENANT_ID, "admin", "h_boot2"))
         .await
         .unwrap());
-    let tenants = store.tenants().await.unwrap();
+    let tenants = store.tenants(None, 100).await.unwrap();
     assert_eq!(tenants.len(), 1);
     assert_eq!(tenants[0].id, OPERATOR_TENANT_ID);
 
@@ -84,11 +84,30 @@ async fn suite(store: &Store) {
         .await
         .unwrap()
         .is_none());
-    assert_eq!(store.keys(&acme.id).await.unwrap(), vec![k.clone()]);
     assert_eq!(
-        store.keys(OPERATOR_TENANT_ID).await.unwrap(),
+        store.keys(&acme.id, None, 100).await.unwrap(),
+        vec![k.clone()]
+    );
+    assert_eq!(
+        store.keys(OPERATOR_TENANT_ID, None, 100).await.unwrap(),
         vec![boot.clone()]
     );
+    // Pages: newest first, each older than the last id of the page before.
+    let more: Vec<KeyRecord> = (0..3)
+        .map(|i| key(&acme.id, "auditor", &format!("inx_page{i}aaaaaaa")))
+        .collect();
+    for k in &more {
+        store.insert_key(k).await.unwrap();
+    }
+    let first = store.keys(&acme.id, None, 2).await.unwrap();
+    assert_eq!(first, vec![more[2].clone(), more[1].clone()]);
+    let rest = store.keys(&acme.id, Some(&first[1].id), 2).await.unwrap();
+    assert_eq!(rest, vec![more[0].clone(), k.clone()]);
+    assert!(store
+        .keys(&acme.id, Some(&k.id), 2)
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(
         store
             .active_keys_with_role(OPERATOR_TENANT_ID, "admin")
@@ -350,7 +369,7 @@ async fn sqlite_storage() {
     // Reopening runs no migration twice and keeps the data.
     store.close().await;
     let again = Store::connect(&url).await.unwrap();
-    assert_eq!(again.tenants().await.unwrap().len(), 2);
+    assert_eq!(again.tenants(None, 100).await.unwrap().len(), 2);
 }
 
 /// A fresh schema on the PostgreSQL server for one test; its URL.
@@ -645,7 +664,11 @@ async fn concurrent_registrations_keep_to_the_cap(store: &Store) {
                 stored += 1;
             }
         }
-        let listed = store.webhook_endpoints(&tenant.id).await.unwrap().len();
+        let listed = store
+            .webhook_endpoints(&tenant.id, None, 100)
+            .await
+            .unwrap()
+            .len();
         assert_eq!(
             (stored, listed),
             (CAP as usize, CAP as usize),

@@ -88,6 +88,15 @@ pub fn describe(path: &str, operation: &mut Value) {
             });
         }
     }
+    // A send of a conversion (`?conversion_id=`) has no body: the document is the
+    // conversion's.
+    if path == "/v1/invoice/send" {
+        operation["requestBody"]["required"] = json!(false);
+        operation["requestBody"]["description"] = json!(
+            "The UBL invoice or credit note; no body when `conversion_id` names a conversion"
+        );
+        return;
+    }
     let Some(schema) = schema(path) else { return };
     let entry = content
         .entry("multipart/form-data")

@@ -3,6 +3,7 @@
 //! answers every operation can give (`responses`), and the webhook events (`webhooks`).
 
 mod events;
+mod examples;
 mod forms;
 mod responses;
 
@@ -46,11 +47,11 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         usage::usage, routes::sandbox::catalogue,
         convert::convert_v1, convert::convert_api, convert::template_csv, convert::template_xlsx, convert::mappings,
         convert::list, convert::get_one, convert::xml, convert::correct, convert::approve, convert::reject,
-        sending::create_connection, sending::list_connections, sending::activate_connection,
+        sending::create_connection, sending::list_connections, sending::get_connection, sending::activate_connection,
         sending::send_v1, sending::send_api, sending::list_invoices, sending::get_invoice, sending::messages, sending::messages_v1, sending::evidence, sending::evidence_v1, sending::partner_callback, sending::archive_invoice, sending::artifact,
         rulepacks::list, rulepacks::reload,
-        keys::create, keys::list, keys::revoke,
-        tenants::create, tenants::list,
+        keys::create, keys::list, keys::get_one, keys::revoke,
+        tenants::create, tenants::list, tenants::get_one,
         webhooks::create, webhooks::list, webhooks::get_one, webhooks::update, webhooks::remove,
         webhooks::rotate_secret, webhooks::test, webhooks::deliveries, webhooks::redeliver,
     ),
@@ -158,6 +159,7 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
         let method = endpoint.method.as_str().to_ascii_lowercase();
         if let Some(operation) = json["paths"][endpoint.path].get_mut(&method) {
             forms::describe(endpoint.path, operation);
+            examples::add(operation);
             responses::complete(&endpoint, operation);
         }
     }
@@ -286,6 +288,71 @@ mod tests {
             assert!(problem[member].is_object(), "ProblemBody lacks `{member}`");
         }
         assert!(json["servers"][0]["url"].is_string());
+    }
+
+    /// One shape for every list, and a `Location` on every creation.
+    #[test]
+    fn lists_page_alike_and_creations_name_their_location() {
+        let json = document(&Limits::default());
+        let schemas = &json["components"]["schemas"];
+        let mut lists = 0;
+        for (path, item) in json["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("item") {
+                for (status, response) in op["responses"].as_object().expect("responses") {
+                    if status == "201" {
+                        assert_eq!(
+                            response["headers"]["Location"]["required"], true,
+                            "{method} {path}: 201 without Location"
+                        );
+                    }
+                }
+                let Some(schema) = op
+                    .pointer("/responses/200/content/application~1json/schema/$ref")
+                    .and_then(Value::as_str)
+                else {
+                    continue;
+                };
+                let name = schema.trim_start_matches("#/components/schemas/");
+                let properties = &schemas[name]["properties"];
+                let arrays = properties
+                    .as_object()
+                    .map(|p| p.values().filter(|v| v["type"] == "array").count())
+                    .unwrap_or(0);
+                // A list answer: an object whose only array is the page of items.
+                if method != "get" || arrays != 1 || properties["next"].is_null() {
+                    continue;
+                }
+                lists += 1;
+                let names: Vec<&str> = op["parameters"]
+                    .as_array()
+                    .map(|p| p.iter().filter_map(|p| p["name"].as_str()).collect())
+                    .unwrap_or_default();
+                for parameter in ["before", "limit"] {
+                    assert!(names.contains(&parameter), "{path} lacks `{parameter}`");
+                }
+            }
+        }
+        // validations, conversions, invoices, keys, webhooks, deliveries, connections, tenants
+        assert_eq!(lists, 8);
+    }
+
+    /// The operations an integrator starts with carry examples.
+    #[test]
+    fn first_steps_have_examples() {
+        let json = document(&Limits::default());
+        let body = |path: &str, method: &str, media: &str| {
+            json["paths"][path][method]["requestBody"]["content"][media]["example"].clone()
+        };
+        assert_eq!(
+            body("/v1/keys", "post", "application/json")["role"],
+            "developer"
+        );
+        assert!(body("/v1/webhooks", "post", "application/json")["event_types"].is_array());
+        assert!(body("/v1/invoice/send", "post", "application/xml")
+            .as_str()
+            .is_some_and(|x| x.contains("<Invoice")));
+        let vat = &json["paths"]["/v1/vat/verify"]["get"]["parameters"][0];
+        assert_eq!(vat["example"], "SK2022749619");
     }
 
     #[test]

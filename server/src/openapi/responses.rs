@@ -21,6 +21,9 @@ const ADMITTED: [&str; 6] = [
     "/api/convert",
 ];
 
+/// Routes whose 202 names the queued invoice in `Location`.
+const SENDS: [&str; 2] = ["/v1/invoice/send", "/api/send"];
+
 /// Fill in `operation`'s error answers: every 4xx/5xx as `application/problem+json`, and the
 /// statuses the layers in front of the handler can answer.
 pub fn complete(endpoint: &Endpoint, operation: &mut Value) {
@@ -36,6 +39,15 @@ pub fn complete(endpoint: &Endpoint, operation: &mut Value) {
         return;
     };
     for (status, response) in responses.iter_mut() {
+        // A created resource's address, and an accepted send's invoice.
+        if status == "201" || (status == "202" && SENDS.contains(&endpoint.path)) {
+            response["headers"]["Location"] = json!({
+                "description": "The path of the created resource (for a send: the queued \
+                                invoice, in the caller's route family)",
+                "required": true,
+                "schema": { "type": "string" }
+            });
+        }
         if status.starts_with('4') || status.starts_with('5') {
             as_problem(response);
         }

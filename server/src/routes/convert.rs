@@ -17,7 +17,9 @@ use crate::convert::review::{self, ConversionStatus, ConversionView, Correction,
 use crate::convert::{self, extract};
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
+use crate::routes::created::Created;
 use crate::routes::form::Form;
+use crate::routes::page;
 use crate::state::AppState;
 use crate::store::{self, ConversionRecord};
 
@@ -250,6 +252,15 @@ fn result(
     })
 }
 
+/// A conversion's address, or for an upload of several invoices the list of its batch.
+fn created(result: ConvertResult) -> Created<ConvertResult> {
+    let location = match result.conversions.as_slice() {
+        [one] => format!("/v1/conversions/{}", one.id),
+        _ => format!("/v1/conversions?batch_id={}", result.batch_id),
+    };
+    Created::at(location, result)
+}
+
 #[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion", operation_id = "convert_invoice_v1",
     request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb) or a CSV file (one or more `file` fields); \
 optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a mapping JSON; optional `profile` to validate against (else detected)"),
@@ -268,7 +279,7 @@ pub async fn convert_v1(
     hold_invoices(&state, &mut ticket).await?;
     let upload = read_upload(&state, request).await?;
     let records = convert_upload(&state, &principal, upload).await?;
-    Ok((StatusCode::CREATED, Json(result(&state, &records, true)?)).into_response())
+    Ok(created(result(&state, &records, true)?).into_response())
 }
 
 #[utoipa::path(post, path = "/api/convert", tag = "conversion", operation_id = "convert_invoices_api",
@@ -299,7 +310,7 @@ pub async fn convert_api(
         .iter()
         .all(|r| r.status == ConversionStatus::Ready.as_str());
     if wants_json || (!all_ready && !wants_zip) {
-        return Ok((StatusCode::CREATED, Json(result(&state, &records, false)?)).into_response());
+        return Ok(created(result(&state, &records, false)?).into_response());
     }
     if !all_ready {
         let report = result(&state, &records, false)?;
@@ -390,13 +401,21 @@ pub async fn mappings() -> Json<serde_json::Value> {
 pub struct ListQuery {
     /// `ready`, `needs_review` (the review queue), `approved`, `rejected` or `sent`.
     pub status: Option<String>,
-    /// At most this many, newest first (default 50, at most 500).
+    /// Only the conversions of one upload (`batch_id` of its answer).
+    pub batch_id: Option<String>,
+    /// Only conversions older than this id: the `next` of the previous page.
+    pub before: Option<String>,
+    /// Page size, 1–200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ConversionList {
+    /// Newest first.
     pub conversions: Vec<ConversionView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
 }
 
 #[utoipa::path(get, path = "/v1/conversions", tag = "conversion", operation_id = "list_conversions", params(ListQuery),
@@ -414,13 +433,21 @@ pub async fn list(
             ));
         }
     }
-    let limit = q.limit.unwrap_or(50).clamp(1, 500);
-    let records = state
+    let size = page::size(q.limit)?;
+    let rows = state
         .store
-        .conversions(&principal.tenant_id, q.status.as_deref(), limit)
+        .conversions(
+            &principal.tenant_id,
+            q.status.as_deref(),
+            q.batch_id.as_deref(),
+            q.before.as_deref(),
+            size + 1,
+        )
         .await?;
+    let (records, next) = page::cut(rows, size, |r| &r.id);
     Ok(Json(ConversionList {
         conversions: views(&records, false)?,
+        next,
     }))
 }
 

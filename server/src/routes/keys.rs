@@ -1,6 +1,6 @@
 //! Key management: admins create, list and revoke their tenant's keys.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
@@ -8,6 +8,8 @@ use utoipa::ToSchema;
 
 use crate::auth::{keys, Principal, Role};
 use crate::problem::Problem;
+use crate::routes::created::Created;
+use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
 use crate::store::{self, KeyRecord, RevokeOutcome};
 
@@ -57,7 +59,10 @@ pub struct CreatedKey {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct KeyList {
+    /// Newest first, revoked keys included.
     pub keys: Vec<KeyView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
 }
 
 pub fn validate_name(field: &str, name: &str) -> Result<String, Problem> {
@@ -106,23 +111,51 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateKey>,
-) -> Result<(StatusCode, Json<CreatedKey>), Problem> {
+) -> Result<Created<CreatedKey>, Problem> {
     let name = validate_name("name", &body.name)?;
     let created = issue_key(&state, &principal.tenant_id, body.role, name).await?;
     tracing::info!(key_id = %created.view.id, role = body.role.as_str(), "API key created");
-    Ok((StatusCode::CREATED, Json(created)))
+    Ok(Created::at(
+        format!("/v1/keys/{}", created.view.id),
+        created,
+    ))
 }
 
 #[utoipa::path(get, path = "/v1/keys", tag = "keys", operation_id = "list_keys",
-    responses((status = 200, description = "The tenant's keys, revoked ones included", body = KeyList)))]
+    params(PageQuery),
+    responses((status = 200, description = "The tenant's keys, newest first, revoked ones included", body = KeyList)))]
 pub async fn list(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<KeyList>, Problem> {
-    let keys = state.store.keys(&principal.tenant_id).await?;
+    let size = query.size()?;
+    let rows = state
+        .store
+        .keys(&principal.tenant_id, query.before.as_deref(), size + 1)
+        .await?;
+    let (keys, next) = page::cut(rows, size, |k| &k.id);
     Ok(Json(KeyList {
         keys: keys.into_iter().map(KeyView::from).collect(),
+        next,
     }))
+}
+
+#[utoipa::path(get, path = "/v1/keys/{id}", tag = "keys", operation_id = "get_key",
+    params(("id" = String, Path, description = "Key id (`key_...`)")),
+    responses((status = 200, description = "The key (never the secret)", body = KeyView),
+              (status = 404, description = "No such key in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<KeyView>, Problem> {
+    let key = state
+        .store
+        .key(&principal.tenant_id, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no key `{id}` in this tenant")))?;
+    Ok(Json(key.into()))
 }
 
 #[utoipa::path(delete, path = "/v1/keys/{id}", tag = "keys", operation_id = "revoke_key",

@@ -5,9 +5,11 @@
 pub mod admit;
 pub mod company;
 pub mod convert;
+pub mod created;
 pub mod form;
 pub mod health;
 pub mod keys;
+pub mod page;
 pub mod peppol;
 pub mod rulepacks;
 pub mod sandbox;
@@ -199,6 +201,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(sending::list_connections),
         ),
         (
+            e(Method::GET, "/v1/connections/{id}", Roles(allow::READ)),
+            get(sending::get_connection),
+        ),
+        (
             e(
                 Method::POST,
                 "/v1/connections/{id}/activate",
@@ -291,6 +297,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             get(keys::list),
         ),
         (
+            e(Method::GET, "/v1/keys/{id}", Roles(allow::ADMIN)),
+            get(keys::get_one),
+        ),
+        (
             e(Method::DELETE, "/v1/keys/{id}", Roles(allow::ADMIN)),
             delete(keys::revoke),
         ),
@@ -301,6 +311,10 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/tenants", Roles(allow::ADMIN)),
             get(tenants::list),
+        ),
+        (
+            e(Method::GET, "/v1/tenants/{id}", Roles(allow::ADMIN)),
+            get(tenants::get_one),
         ),
         (
             e(Method::POST, "/v1/webhooks", Roles(allow::INTEGRATION)),

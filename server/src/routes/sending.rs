@@ -13,7 +13,9 @@ use crate::auth::{Family, Principal};
 use crate::config::Mode;
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
+use crate::routes::created::Created;
 use crate::routes::form::Form;
+use crate::routes::page::{self, PageQuery};
 use crate::routes::validate::read_raw;
 use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, partner, SendRequest};
@@ -71,7 +73,10 @@ impl Connection {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ConnectionList {
+    /// Newest first.
     pub connections: Vec<Connection>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
 }
 
 /// Partners available in each mode.
@@ -91,7 +96,7 @@ pub async fn create_connection(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateConnection>,
-) -> Result<(StatusCode, Json<Connection>), Problem> {
+) -> Result<Created<Connection>, Problem> {
     let available = partners(state.config.mode);
     if !available.contains(&body.partner.as_str()) {
         return Err(Problem::invalid_field(
@@ -129,7 +134,10 @@ pub async fn create_connection(
     state.store.insert_connection(&record).await?;
     let mut answer = Connection::of(record, state.environment());
     answer.callback_secret = callback_secret;
-    Ok((StatusCode::CREATED, Json(answer)))
+    Ok(Created::at(
+        format!("/v1/connections/{}", answer.id),
+        answer,
+    ))
 }
 
 fn http_settings(
@@ -158,18 +166,44 @@ fn http_settings(
 }
 
 #[utoipa::path(get, path = "/v1/connections", tag = "sending", operation_id = "list_connections",
-    responses((status = 200, description = "The tenant's connections", body = ConnectionList)))]
+    params(PageQuery),
+    responses((status = 200, description = "The tenant's connections, newest first", body = ConnectionList)))]
 pub async fn list_connections(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<ConnectionList>, Problem> {
-    let list = state.store.connections(&principal.tenant_id).await?;
+    let size = query.size()?;
+    let rows = state
+        .store
+        .connections(&principal.tenant_id, query.before.as_deref(), size + 1)
+        .await?;
+    let (list, next) = page::cut(rows, size, |c| &c.id);
     Ok(Json(ConnectionList {
         connections: list
             .into_iter()
             .map(|c| Connection::of(c, state.environment()))
             .collect(),
+        next,
     }))
+}
+
+#[utoipa::path(get, path = "/v1/connections/{id}", tag = "sending", operation_id = "get_connection",
+    params(("id" = String, Path, description = "Connection id (`con_...`)")),
+    responses(
+        (status = 200, description = "The connection (never its secrets)", body = Connection),
+        (status = 404, description = "No such connection in this tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_connection(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<Connection>, Problem> {
+    let connection = state
+        .store
+        .connection(&principal.tenant_id, &id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no connection `{id}` in this tenant")))?;
+    Ok(Json(Connection::of(connection, state.environment())))
 }
 
 #[utoipa::path(post, path = "/v1/connections/{id}/activate", tag = "sending", operation_id = "activate_connection",
@@ -512,6 +546,7 @@ pub struct InvoiceQuery {
     /// Only invoices older than this id: the `next` of the previous page.
     pub before: Option<String>,
     /// Page size, 1–200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
 }
 
@@ -533,13 +568,7 @@ pub async fn list_invoices(
     Extension(principal): Extension<Principal>,
     Query(query): Query<InvoiceQuery>,
 ) -> Result<Json<InvoiceList>, Problem> {
-    let limit = query.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(Problem::invalid_field(
-            "limit",
-            "`limit` must be between 1 and 200",
-        ));
-    }
+    let limit = page::size(query.limit)?;
     if let Some(status) = &query.status {
         if sending::states::Status::parse(status).is_none() {
             return Err(Problem::invalid_field(
@@ -588,10 +617,7 @@ pub async fn list_invoices(
         issued_to: query.issued_to.as_deref(),
         updated_since: updated_since.as_deref(),
     };
-    let mut records = state.store.invoices(&filter).await?;
-    let more = records.len() as i64 > limit;
-    records.truncate(limit as usize);
-    let next = more.then(|| records.last().map(|r| r.id.clone())).flatten();
+    let (records, next) = page::cut(state.store.invoices(&filter).await?, limit, |r| &r.id);
     Ok(Json(InvoiceList {
         invoices: records.into_iter().map(|r| Invoice::of(r, None)).collect(),
         next,

@@ -1,7 +1,6 @@
 //! Tenants: the operator's admins create them, each with a first admin key.
 
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
 use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -9,6 +8,8 @@ use utoipa::ToSchema;
 use super::keys::{issue_key, validate_name, CreatedKey};
 use crate::auth::{Principal, Role};
 use crate::problem::Problem;
+use crate::routes::created::Created;
+use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
 use crate::store::{Tenant, TenantKind};
 
@@ -48,7 +49,10 @@ pub struct CreatedTenant {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TenantList {
+    /// Newest first.
     pub tenants: Vec<TenantView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
 }
 
 fn operator_only(principal: &Principal) -> Result<(), Problem> {
@@ -69,31 +73,58 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateTenant>,
-) -> Result<(StatusCode, Json<CreatedTenant>), Problem> {
+) -> Result<Created<CreatedTenant>, Problem> {
     operator_only(&principal)?;
     let name = validate_name("name", &body.name)?;
     let tenant = state.store.create_tenant(&name).await?;
     let admin_key = issue_key(&state, &tenant.id, Role::Admin, "first admin key".into()).await?;
     tracing::info!(tenant_id = %tenant.id, "tenant created");
-    Ok((
-        StatusCode::CREATED,
-        Json(CreatedTenant {
+    Ok(Created::at(
+        format!("/v1/tenants/{}", tenant.id),
+        CreatedTenant {
             tenant: tenant.into(),
             admin_key,
-        }),
+        },
     ))
 }
 
+#[utoipa::path(get, path = "/v1/tenants/{id}", tag = "tenants", operation_id = "get_tenant",
+    params(("id" = String, Path, description = "Tenant id (`ten_...`)")),
+    responses((status = 200, description = "The tenant", body = TenantView),
+              (status = 403, description = "Not an admin of the operator tenant", body = crate::problem::ProblemBody),
+              (status = 404, description = "No such tenant", body = crate::problem::ProblemBody)))]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<TenantView>, Problem> {
+    operator_only(&principal)?;
+    let tenant = state
+        .store
+        .tenant(&id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no tenant `{id}`")))?;
+    Ok(Json(tenant.into()))
+}
+
 #[utoipa::path(get, path = "/v1/tenants", tag = "tenants", operation_id = "list_tenants",
+    params(PageQuery),
     responses((status = 200, description = "Every tenant", body = TenantList),
               (status = 403, description = "Not an admin of the operator tenant", body = crate::problem::ProblemBody)))]
 pub async fn list(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<TenantList>, Problem> {
     operator_only(&principal)?;
-    let tenants = state.store.tenants().await?;
+    let size = query.size()?;
+    let rows = state
+        .store
+        .tenants(query.before.as_deref(), size + 1)
+        .await?;
+    let (tenants, next) = page::cut(rows, size, |t| &t.id);
     Ok(Json(TenantList {
         tenants: tenants.into_iter().map(TenantView::from).collect(),
+        next,
     }))
 }

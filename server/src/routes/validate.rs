@@ -15,6 +15,7 @@ use crate::auth::Principal;
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
 use crate::routes::form::Form;
+use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
 use crate::store::ValidationRecord;
 use crate::validation::{self, ValidationResult};
@@ -432,15 +433,6 @@ pub async fn get_validation(
     Ok(response)
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ListQuery {
-    /// Only results older than this id (the `next` of the previous page).
-    pub before: Option<String>,
-    /// Page size, 1–200 (default 50).
-    pub limit: Option<i64>,
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ValidationSummary {
     pub id: String,
@@ -463,27 +455,20 @@ pub struct ValidationList {
 }
 
 #[utoipa::path(get, path = "/v1/validations", tag = "validation", operation_id = "list_validations",
-    params(ListQuery),
+    params(PageQuery),
     responses((status = 200, description = "The tenant's stored results, newest first", body = ValidationList)))]
 pub async fn list_validations(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    Query(query): Query<ListQuery>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<ValidationList>, Problem> {
-    let limit = query.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(Problem::invalid_field(
-            "limit",
-            "`limit` must be between 1 and 200",
-        ));
-    }
-    let records = state
+    let size = query.size()?;
+    let rows = state
         .store
-        .validations(&principal.tenant_id, query.before.as_deref(), limit)
+        .validations(&principal.tenant_id, query.before.as_deref(), size + 1)
         .await?;
-    let next = (records.len() as i64 == limit)
-        .then(|| records.last().map(|r| r.id.clone()))
-        .flatten();
+    // A full last page used to name a `next` that led to an empty page.
+    let (records, next) = page::cut(rows, size, |r| &r.id);
     Ok(Json(ValidationList {
         validations: records
             .into_iter()

@@ -9,6 +9,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
 use crate::problem::Problem;
+use crate::routes::created::Created;
+use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
 use crate::store;
 use crate::store::webhooks::{AttemptRecord, EndpointRecord};
@@ -92,7 +94,10 @@ pub struct WebhookWithSecret {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookList {
+    /// Newest first.
     pub webhooks: Vec<WebhookView>,
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
 }
 
 /// A queued event (test event or redelivery).
@@ -151,15 +156,24 @@ impl From<AttemptRecord> for AttemptView {
 pub struct AttemptPage {
     /// Newest first.
     pub attempts: Vec<AttemptView>,
-    /// Pass as `cursor` for the next (older) page; absent on the last page.
+    /// Pass as `before` for the next (older) page; absent on the last page.
+    pub next: Option<String>,
+    /// The same as `next`, under its name before every list was paged alike.
+    #[schema(deprecated)]
     pub next_cursor: Option<String>,
 }
 
+/// The delivery log's page: `before` and `limit` like every list, and the former name of
+/// `before`, still read (`/v1` changes are additive).
 #[derive(Debug, Deserialize, IntoParams)]
-pub struct PageQuery {
+#[into_params(parameter_in = Query)]
+pub struct DeliveryPageQuery {
+    /// Only attempts older than this id: the `next` of the previous page.
+    pub before: Option<String>,
     /// Page size, 1–200 (default 50).
-    pub limit: Option<u32>,
-    /// `next_cursor` of the previous page.
+    #[param(minimum = 1, maximum = 200)]
+    pub limit: Option<i64>,
+    /// Deprecated: the former name of `before`.
     pub cursor: Option<String>,
 }
 
@@ -251,7 +265,7 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateWebhook>,
-) -> Result<(StatusCode, Json<WebhookWithSecret>), Problem> {
+) -> Result<Created<WebhookWithSecret>, Problem> {
     let url = check_url(&state, &body.url)?;
     let event_types = check_event_types(&body.event_types)?;
     let description = check_description(body.description)?;
@@ -286,24 +300,32 @@ pub async fn create(
     }
     tracing::info!(webhook_id = %record.id, "webhook endpoint created");
     let secret = record.secret.clone();
-    Ok((
-        StatusCode::CREATED,
-        Json(WebhookWithSecret {
+    Ok(Created::at(
+        format!("/v1/webhooks/{}", record.id),
+        WebhookWithSecret {
             webhook: record.into(),
             secret,
-        }),
+        },
     ))
 }
 
 #[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks", operation_id = "list_webhooks",
-    responses((status = 200, description = "The tenant's endpoints (no secrets)", body = WebhookList)))]
+    params(PageQuery),
+    responses((status = 200, description = "The tenant's endpoints, newest first (no secrets)", body = WebhookList)))]
 pub async fn list(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    Query(query): Query<PageQuery>,
 ) -> Result<Json<WebhookList>, Problem> {
-    let list = state.store.webhook_endpoints(&principal.tenant_id).await?;
+    let size = query.size()?;
+    let rows = state
+        .store
+        .webhook_endpoints(&principal.tenant_id, query.before.as_deref(), size + 1)
+        .await?;
+    let (list, next) = page::cut(rows, size, |e| &e.id);
     Ok(Json(WebhookList {
         webhooks: list.into_iter().map(WebhookView::from).collect(),
+        next,
     }))
 }
 
@@ -456,34 +478,27 @@ pub async fn test(
 }
 
 #[utoipa::path(get, path = "/v1/webhooks/{id}/deliveries", tag = "webhooks", operation_id = "list_webhook_deliveries",
-    params(("id" = String, Path, description = "Endpoint id (`whe_...`)"), PageQuery),
+    params(("id" = String, Path, description = "Endpoint id (`whe_...`)"), DeliveryPageQuery),
     responses((status = 200, description = "Delivery attempts, newest first", body = AttemptPage),
               (status = 404, description = "No such endpoint in this tenant", body = crate::problem::ProblemBody)))]
 pub async fn deliveries(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
-    Query(page): Query<PageQuery>,
+    Query(query): Query<DeliveryPageQuery>,
 ) -> Result<Json<AttemptPage>, Problem> {
     find(&state, &principal, &id).await?;
-    let limit = page.limit.unwrap_or(50);
-    if !(1..=200).contains(&limit) {
-        return Err(Problem::invalid_field("limit", "`limit` must be 1 to 200"));
-    }
-    let mut rows = state
+    let size = page::size(query.limit)?;
+    let before = query.before.as_deref().or(query.cursor.as_deref());
+    let rows = state
         .store
-        .webhook_attempts(&principal.tenant_id, &id, page.cursor.as_deref(), limit + 1)
+        .webhook_attempts(&principal.tenant_id, &id, before, size + 1)
         .await?;
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next_cursor = if more {
-        rows.last().map(|r| r.id.clone())
-    } else {
-        None
-    };
+    let (rows, next) = page::cut(rows, size, |r| &r.id);
     Ok(Json(AttemptPage {
         attempts: rows.into_iter().map(AttemptView::from).collect(),
-        next_cursor,
+        next_cursor: next.clone(),
+        next,
     }))
 }
 

@@ -394,7 +394,13 @@ pub async fn send(state: &AppState, principal: &Principal, request: SendRequest)
             };
             match run(state, principal, request, document_sha, &claim).await {
                 Ok((status, content_type, body)) => {
-                    (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+                    let location = location(status, &body);
+                    let mut response =
+                        (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+                    if let Some(location) = location {
+                        response.headers_mut().insert(header::LOCATION, location);
+                    }
+                    response
                 }
                 Err(problem) => {
                     // Nothing was stored: give the key up so a corrected retry can run.
@@ -438,16 +444,25 @@ fn in_progress() -> Response {
 }
 
 fn replay(status: u16, content_type: String, body: String) -> Response {
-    let mut response = (
-        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-        [(header::CONTENT_TYPE, content_type)],
-        body,
-    )
-        .into_response();
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    let location = location(status, &body);
+    let mut response = (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
+    let headers = response.headers_mut();
+    headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    if let Some(location) = location {
+        headers.insert(header::LOCATION, location);
+    }
     response
-        .headers_mut()
-        .insert("idempotent-replayed", HeaderValue::from_static("true"));
-    response
+}
+
+/// `Location` of an accepted send: the queued invoice (`links.self`, in the caller's route
+/// family). Read from the answer's body, which a replay has stored as it was first sent.
+fn location(status: StatusCode, body: &str) -> Option<HeaderValue> {
+    if status != StatusCode::ACCEPTED {
+        return None;
+    }
+    let answer: serde_json::Value = serde_json::from_str(body).ok()?;
+    HeaderValue::from_str(answer.pointer("/links/self")?.as_str()?).ok()
 }
 
 /// The idempotency key a send runs under, and the token that proves it still holds it.

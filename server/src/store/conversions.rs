@@ -143,18 +143,37 @@ impl Store {
         &self,
         tenant_id: &str,
         status: Option<&str>,
+        batch_id: Option<&str>,
+        before: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ConversionRecord>, StoreError> {
-        // An empty status matches every conversion (statuses are never empty).
-        let rows = sqlx::query(&format!(
-            "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE tenant_id = $1 \
-             AND ($2 = '' OR status = $2) ORDER BY created_at DESC, position LIMIT $3"
-        ))
-        .bind(tenant_id)
-        .bind(status.unwrap_or(""))
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
+        // Ids are time-ordered; "~" sorts after every id. Only the filters given become
+        // conditions, each with its own parameter (not `$n = '' OR ...`), so that each form
+        // has an index to walk.
+        let mut conditions = vec!["tenant_id = $1", "id < $2"];
+        let mut values = vec![tenant_id, before.unwrap_or("~")];
+        if let Some(status) = status {
+            conditions.push("status = $3");
+            values.push(status);
+        }
+        if let Some(batch_id) = batch_id {
+            conditions.push(if values.len() == 2 {
+                "batch_id = $3"
+            } else {
+                "batch_id = $4"
+            });
+            values.push(batch_id);
+        }
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM conversions WHERE {} ORDER BY id DESC LIMIT ${}",
+            conditions.join(" AND "),
+            values.len() + 1
+        );
+        let mut query = sqlx::query(&sql);
+        for value in values {
+            query = query.bind(value);
+        }
+        let rows = query.bind(limit).fetch_all(self.pool()).await?;
         Ok(rows
             .iter()
             .map(ConversionRecord::from_row)

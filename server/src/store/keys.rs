@@ -80,11 +80,21 @@ impl Store {
     }
 
     /// A tenant's keys, oldest first.
-    pub async fn keys(&self, tenant_id: &str) -> Result<Vec<KeyRecord>, StoreError> {
+    /// A page of the tenant's keys, newest first: at most `limit`, older than `before`.
+    pub async fn keys(
+        &self,
+        tenant_id: &str,
+        before: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<KeyRecord>, StoreError> {
         let rows = sqlx::query(&format!(
-            "SELECT {COLUMNS} FROM api_keys WHERE tenant_id = $1 ORDER BY created_at, id"
+            "SELECT {COLUMNS} FROM api_keys WHERE tenant_id = $1 AND id < $2 \
+             ORDER BY id DESC LIMIT $3"
         ))
         .bind(tenant_id)
+        // Ids are time-ordered; "~" sorts after every id.
+        .bind(before.unwrap_or("~"))
+        .bind(limit)
         .fetch_all(self.pool())
         .await?;
         Ok(rows

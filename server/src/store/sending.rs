@@ -303,11 +303,20 @@ impl Store {
         Ok(row.as_ref().map(ConnectionRecord::from_row).transpose()?)
     }
 
-    pub async fn connections(&self, tenant_id: &str) -> Result<Vec<ConnectionRecord>, StoreError> {
+    /// A page of the tenant's connections, newest first: at most `limit`, older than `before`.
+    pub async fn connections(
+        &self,
+        tenant_id: &str,
+        before: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<ConnectionRecord>, StoreError> {
         let rows = sqlx::query(&format!(
-            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY created_at"
+            "SELECT {CONNECTION_COLUMNS} FROM connections WHERE tenant_id = $1 AND id < $2 \
+             ORDER BY id DESC LIMIT $3"
         ))
         .bind(tenant_id)
+        .bind(before.unwrap_or("~"))
+        .bind(limit)
         .fetch_all(self.pool())
         .await?;
         Ok(rows

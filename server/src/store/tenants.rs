@@ -75,11 +75,20 @@ impl Store {
         Ok(row.as_ref().map(Tenant::from_row).transpose()?)
     }
 
-    pub async fn tenants(&self) -> Result<Vec<Tenant>, StoreError> {
-        let rows =
-            sqlx::query("SELECT id, name, kind, created_at FROM tenants ORDER BY created_at, id")
-                .fetch_all(self.pool())
-                .await?;
+    /// A page of every tenant, newest first: at most `limit`, older than `before`.
+    pub async fn tenants(
+        &self,
+        before: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Tenant>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, name, kind, created_at FROM tenants WHERE id < $1 \
+             ORDER BY id DESC LIMIT $2",
+        )
+        .bind(before.unwrap_or("~"))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
         Ok(rows
             .iter()
             .map(Tenant::from_row)

@@ -244,15 +244,20 @@ impl Store {
     }
 
     /// A tenant's endpoints, oldest first.
+    /// A page of the tenant's endpoints, newest first: at most `limit`, older than `before`.
     pub async fn webhook_endpoints(
         &self,
         tenant_id: &str,
+        before: Option<&str>,
+        limit: i64,
     ) -> Result<Vec<EndpointRecord>, StoreError> {
         let rows = sqlx::query(&format!(
-            "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 \
-             ORDER BY created_at, id"
+            "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 AND id < $2 \
+             ORDER BY id DESC LIMIT $3"
         ))
         .bind(tenant_id)
+        .bind(before.unwrap_or("~"))
+        .bind(limit)
         .fetch_all(self.pool())
         .await?;
         Ok(rows
@@ -532,7 +537,7 @@ impl Store {
         tenant_id: &str,
         endpoint_id: &str,
         before: Option<&str>,
-        limit: u32,
+        limit: i64,
     ) -> Result<Vec<AttemptRecord>, StoreError> {
         let rows = sqlx::query(
             "SELECT a.id, a.delivery_id, a.endpoint_id, a.tenant_id, a.event_id, a.event_type, \
@@ -546,7 +551,7 @@ impl Store {
         .bind(tenant_id)
         .bind(endpoint_id)
         .bind(before.unwrap_or(""))
-        .bind(i64::from(limit))
+        .bind(limit)
         .fetch_all(self.pool())
         .await?;
         rows.iter()
