@@ -1174,6 +1174,10 @@ async fn all_pages(s: &TestServer, path: &str, items: &str, size: usize) -> Vec<
         let page: Value = r.json().await.unwrap();
         let list = page[items].as_array().unwrap_or_else(|| panic!("{page}"));
         assert!(list.len() <= size, "{url}: {} items", list.len());
+        assert!(
+            !list.is_empty() || before.is_none(),
+            "{url}: the previous page's next led to an empty page"
+        );
         ids.extend(list.iter().map(|i| i["id"].as_str().unwrap().to_string()));
         match page["next"].as_str() {
             // A `next` always leads somewhere: never to an empty page.
