@@ -288,6 +288,19 @@ mod tests {
             assert!(problem[member].is_object(), "ProblemBody lacks `{member}`");
         }
         assert!(json["servers"][0]["url"].is_string());
+        // Every answer has a schema, downloads too.
+        for (path, item) in json["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("item") {
+                for (status, response) in op["responses"].as_object().expect("responses") {
+                    for (media, entry) in response["content"].as_object().into_iter().flatten() {
+                        assert!(
+                            entry["schema"].is_object(),
+                            "{method} {path} {status} {media} has no schema"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// One shape for every list, and a `Location` on every creation.

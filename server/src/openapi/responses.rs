@@ -48,6 +48,21 @@ pub fn complete(endpoint: &Endpoint, operation: &mut Value) {
                 "schema": { "type": "string" }
             });
         }
+        // Downloads (ZIP, PDF, XML, CSV, workbooks, metrics text) are bytes: say so, so that
+        // a generated client returns them rather than leaving the answer out.
+        if status.starts_with('2') {
+            if let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) {
+                for (media_type, entry) in content.iter_mut() {
+                    if entry.get("schema").is_none() && !media_type.ends_with("json") {
+                        entry["schema"] = if media_type.starts_with("text/") {
+                            json!({ "type": "string" })
+                        } else {
+                            json!({ "type": "string", "format": "binary" })
+                        };
+                    }
+                }
+            }
+        }
         if status.starts_with('4') || status.starts_with('5') {
             as_problem(response);
         }
