@@ -12,4 +12,5 @@ pub mod pack;
 pub mod registry;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod xpath;
