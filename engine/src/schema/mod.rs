@@ -180,6 +180,21 @@ impl Schema {
         compile(&FsSource, &[&invoice, &credit_note])
     }
 
+    /// Whether `value` is an `xs:date` (for tests that compare with other validators).
+    pub fn accepts_date(value: &str) -> bool {
+        Builtin::Date.accepts(value)
+    }
+
+    /// Whether `value` is an `xs:time`.
+    pub fn accepts_time(value: &str) -> bool {
+        Builtin::Time.accepts(value)
+    }
+
+    /// Whether `value` is an `xs:dateTime`.
+    pub fn accepts_date_time(value: &str) -> bool {
+        Builtin::DateTime.accepts(value)
+    }
+
     /// Number of compiled types (for diagnostics and tests).
     pub fn type_count(&self) -> usize {
         self.types.len()
