@@ -215,3 +215,34 @@ fn unsupported_constructs_are_refused_when_compiling() {
     assert!(matches!(err, SchemaError::Unsupported { .. }), "{err}");
     assert!(err.to_string().contains("xsd:choice"), "{err}");
 }
+
+#[test]
+fn nesting_beyond_the_walk_limit_is_a_finding_not_a_stack_overflow() {
+    // cac:AgentParty is of type PartyType and may occur in it: a schema-valid chain of any
+    // depth, which a caller's parser limits may let through.
+    let depth = 400;
+    let mut inner = String::new();
+    for _ in 0..depth {
+        inner.push_str("<cac:AgentParty>");
+    }
+    for _ in 0..depth {
+        inner.push_str("</cac:AgentParty>");
+    }
+    let xml = invoice("", DATE, "").replacen(
+        "<cac:AccountingSupplierParty><cac:Party/>",
+        &format!("<cac:AccountingSupplierParty><cac:Party>{inner}</cac:Party>"),
+        1,
+    );
+    let limits = crate::document::Limits {
+        max_depth: 5000,
+        ..Default::default()
+    };
+    let doc = Document::parse_with_limits(xml.as_bytes(), &limits).expect("well-formed");
+    let f = ubl().check(&doc);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].message.contains("nested more than 256 levels"),
+        "{}",
+        f[0].message
+    );
+}

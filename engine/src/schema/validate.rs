@@ -9,6 +9,10 @@ use super::{display_name, Body, Schema, Sequence, TypeId, NO_TYPE};
 
 const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";
 const NO_NAME: u32 = u32::MAX;
+/// Elements nested deeper than this are not descended into (the walk recurses once per
+/// level; this is the parser's default limit, which callers may raise). No UBL
+/// document comes near: the finding marks a document built to exhaust the validator.
+const MAX_DEPTH: u32 = 256;
 
 /// The kind of a schema finding; each has its own rule id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +105,14 @@ impl Walk<'_> {
         let Some(t) = schema.types.get(ty as usize) else {
             return;
         };
+        if self.doc.depth(e) > MAX_DEPTH {
+            let msg = format!(
+                "{} is nested more than {MAX_DEPTH} levels deep; its content is not checked",
+                self.shown(e)
+            );
+            self.push(Class::Unexpected, e, msg);
+            return;
+        }
         self.attributes(e, ty);
         match &t.body {
             Body::Pending | Body::Empty => {
