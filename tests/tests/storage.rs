@@ -5,8 +5,8 @@ mod support;
 
 use invex_server::store::{new_id, now};
 use invex_server::store::{
-    IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, NewInvoice, RevokeOutcome, Store,
-    StoreError, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
+    ConversionRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, NewInvoice,
+    RevokeOutcome, Store, StoreError, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
 };
 use reqwest::Method;
 use serde_json::Value;
@@ -242,7 +242,101 @@ async fn suite(store: &Store) {
         1
     );
     idempotency(store, OPERATOR_TENANT_ID).await;
+    conversion_pages(store, &acme.id).await;
     store.ping().await.unwrap();
+}
+
+fn conversion(tenant: &str, batch: &str, position: i64, status: &str) -> ConversionRecord {
+    ConversionRecord {
+        id: new_id("conv"),
+        tenant_id: tenant.to_string(),
+        batch_id: batch.to_string(),
+        position,
+        status: status.to_string(),
+        file_name: Some("in.csv".into()),
+        input_format: "csv".into(),
+        input_sha256: "0".repeat(64),
+        document_id: Some(format!("FV-{position}")),
+        draft: "{}".into(),
+        xml: "<Invoice/>".into(),
+        xml_sha256: "1".repeat(64),
+        report: "{}".into(),
+        confidence: 0.9,
+        reasons: "[]".into(),
+        cross_checks: "[]".into(),
+        changes: "[]".into(),
+        needed_review: status == "needs_review",
+        approved_by: None,
+        approved_at: None,
+        review_note: None,
+        invoice_id: None,
+        environment: "sandbox".into(),
+        created_at: now(),
+        updated_at: now(),
+        issue_date: Some("2027-01-15".into()),
+        seller_ids: String::new(),
+    }
+}
+
+/// Conversions page newest first, filtered by status, batch or both (each a condition of
+/// its own, numbered as given).
+async fn conversion_pages(store: &Store, tenant: &str) {
+    let statuses = ["ready", "needs_review", "ready", "needs_review", "ready"];
+    let mut made = Vec::new();
+    for (batch, positions) in [("batch_a", 0..3), ("batch_b", 3..5)] {
+        let records: Vec<ConversionRecord> = positions
+            .map(|p| conversion(tenant, batch, p, statuses[p as usize]))
+            .collect();
+        store.insert_conversions(&records).await.unwrap();
+        made.extend(records);
+    }
+    let ids = |rows: Vec<ConversionRecord>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let newest_first = |pick: &dyn Fn(&ConversionRecord) -> bool| {
+        let mut v: Vec<String> = made
+            .iter()
+            .filter(|c| pick(c))
+            .map(|c| c.id.clone())
+            .collect();
+        v.reverse();
+        v
+    };
+    let all = ids(store
+        .conversions(tenant, None, None, None, 10)
+        .await
+        .unwrap());
+    assert_eq!(all, newest_first(&|_| true));
+    let page = ids(store
+        .conversions(tenant, None, None, None, 2)
+        .await
+        .unwrap());
+    let rest = ids(store
+        .conversions(tenant, None, None, Some(&page[1]), 10)
+        .await
+        .unwrap());
+    assert_eq!([page, rest].concat(), all);
+    let review = ids(store
+        .conversions(tenant, Some("needs_review"), None, None, 10)
+        .await
+        .unwrap());
+    assert_eq!(review, newest_first(&|c| c.status == "needs_review"));
+    let batch = ids(store
+        .conversions(tenant, None, Some("batch_a"), None, 10)
+        .await
+        .unwrap());
+    assert_eq!(batch, newest_first(&|c| c.batch_id == "batch_a"));
+    let both = ids(store
+        .conversions(tenant, Some("ready"), Some("batch_b"), None, 10)
+        .await
+        .unwrap());
+    assert_eq!(
+        both,
+        newest_first(&|c| c.batch_id == "batch_b" && c.status == "ready")
+    );
+    assert!(store
+        .conversions("ten_nobody", None, None, None, 10)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 fn invoice(tenant: &str) -> InvoiceRecord {
