@@ -29,8 +29,9 @@ mod simple;
 mod tests;
 mod validate;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
 
 pub use compile::{compile, FsSource, SchemaSource};
 pub use validate::{Class, SchemaFinding};
@@ -126,8 +127,10 @@ pub(crate) struct TypeDef {
 /// A compiled schema set: plain data, `Send + Sync`, shared by every validating thread.
 #[derive(Debug)]
 pub struct Schema {
-    /// Namespace → local name → element name id.
-    names: HashMap<String, HashMap<String, u32>>,
+    /// Namespace → local name → element name id. Every document looks up each of its names
+    /// here once; a fast hash without keys is safe because the table's keys come from the
+    /// schema, so a document's names can only miss or hit, never grow a chain.
+    names: FxHashMap<String, FxHashMap<String, u32>>,
     /// Element name id → (namespace, local).
     name_list: Vec<(String, String)>,
     /// Element name id → type of the global element of that name (NO_TYPE: none).
@@ -140,7 +143,7 @@ pub struct Schema {
 impl Schema {
     fn empty() -> Schema {
         Schema {
-            names: HashMap::new(),
+            names: FxHashMap::default(),
             name_list: Vec::new(),
             globals: Vec::new(),
             types: Vec::new(),
