@@ -4,7 +4,7 @@
 //! namespace. `ext:ExtensionContent` is a wildcard, so the signature schemas it imports
 //! (one of them, the xmldsig schema, carries a DOCTYPE our parser refuses) are never read.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::parse::{self, Content, Name, RawSchema, RawType, Term, XSD_NS};
@@ -46,7 +46,7 @@ struct Loader {
     files: HashMap<PathBuf, usize>,
     schemas: Vec<(PathBuf, RawSchema)>,
     /// Namespaces whose files have been read (a namespace may span included files).
-    loaded_ns: HashMap<String, ()>,
+    loaded_ns: HashSet<String>,
     elements: HashMap<Name, Name>,
     types: HashMap<Name, RawType>,
 }
@@ -63,7 +63,7 @@ impl Loader {
         })?;
         let raw = parse::parse_schema(&path, &bytes)?;
         self.files.insert(path.clone(), self.schemas.len());
-        self.loaded_ns.insert(raw.target.clone(), ());
+        self.loaded_ns.insert(raw.target.clone());
         for e in &raw.elements {
             self.elements.insert(e.name.clone(), e.type_name.clone());
         }
@@ -80,7 +80,7 @@ impl Loader {
 
     /// Read the file that some loaded schema imports for `ns`, if not read yet.
     fn ensure_namespace(&mut self, src: &dyn SchemaSource, ns: &str) -> Result<(), SchemaError> {
-        if ns == XSD_NS || self.loaded_ns.contains_key(ns) {
+        if ns == XSD_NS || self.loaded_ns.contains(ns) {
             return Ok(());
         }
         let location = self

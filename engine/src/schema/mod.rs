@@ -140,6 +140,11 @@ pub struct Schema {
     roots: Vec<(u32, TypeId)>,
 }
 
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Schema>();
+};
+
 impl Schema {
     fn empty() -> Schema {
         Schema {

@@ -201,14 +201,60 @@ fn extension_content_is_not_validated() {
     assert_eq!(f[0].0, Class::Missing);
 }
 
+struct Mem(&'static str);
+
+impl SchemaSource for Mem {
+    fn read(&self, _: &std::path::Path) -> std::io::Result<Vec<u8>> {
+        Ok(self.0.as_bytes().to_vec())
+    }
+}
+
+#[test]
+fn empty_content_local_elements_and_optional_attributes() {
+    let xsd = r#"<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:t" xmlns:t="urn:t" elementFormDefault="qualified">
+<xsd:element name="R" type="t:RT"/>
+<xsd:complexType name="RT"><xsd:sequence>
+  <xsd:element name="E" type="t:ET" minOccurs="0" maxOccurs="2"/>
+  <xsd:element name="N" type="xsd:integer"/>
+</xsd:sequence></xsd:complexType>
+<xsd:complexType name="ET"><xsd:attribute name="flag" type="xsd:boolean"/></xsd:complexType>
+</xsd:schema>"#;
+    let schema = compile(&Mem(xsd), &[std::path::Path::new("t.xsd")]).expect("compiles");
+    let run = |body: &str| {
+        let xml = format!(r#"<t:R xmlns:t="urn:t">{body}</t:R>"#);
+        let doc = Document::parse(xml.as_bytes()).unwrap();
+        schema
+            .check(&doc)
+            .into_iter()
+            .map(|f| (f.class, f.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(r#"<t:E flag="true"/><t:E/><t:N>7</t:N>"#), vec![]);
+    let f = run("<t:E>x</t:E><t:N>7</t:N>");
+    assert_eq!(
+        f,
+        vec![(
+            Class::Unexpected,
+            "text is not expected: {urn:t}E has no content".to_string()
+        )]
+    );
+    let f = run(r#"<t:E flag="maybe"/><t:N>7.5</t:N>"#);
+    assert_eq!(
+        f.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![Class::Value, Class::Value]
+    );
+    let f = run("<t:E/><t:E/><t:E/><t:N>1</t:N>");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].1
+            .starts_with("{urn:t}E is not expected after {urn:t}E: expected {urn:t}N"),
+        "{}",
+        f[0].1
+    );
+}
+
 #[test]
 fn unsupported_constructs_are_refused_when_compiling() {
-    struct Mem(&'static str);
-    impl SchemaSource for Mem {
-        fn read(&self, _: &std::path::Path) -> std::io::Result<Vec<u8>> {
-            Ok(self.0.as_bytes().to_vec())
-        }
-    }
     let xsd = r#"<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:t" xmlns="urn:t" elementFormDefault="qualified">
 <xsd:element name="A" type="AT"/><xsd:complexType name="AT"><xsd:choice><xsd:element ref="A"/></xsd:choice></xsd:complexType></xsd:schema>"#;
     let err = compile(&Mem(xsd), &[std::path::Path::new("t.xsd")]).unwrap_err();

@@ -117,13 +117,22 @@ impl Walk<'_> {
         match &t.body {
             Body::Pending | Body::Empty => {
                 for c in self.doc.children(e) {
-                    if self.doc.kind(c) == NodeKind::Element {
-                        let msg = format!(
-                            "{} is not expected: {} has no child elements",
-                            self.shown(c),
-                            self.shown(e)
-                        );
-                        self.push(Class::Unexpected, c, msg);
+                    let kind = self.doc.kind(c);
+                    let text = kind == NodeKind::Text
+                        && !self
+                            .doc
+                            .text(c)
+                            .trim_matches([' ', '\t', '\n', '\r'])
+                            .is_empty();
+                    if kind == NodeKind::Element || text {
+                        let what = if text {
+                            "text".to_string()
+                        } else {
+                            self.shown(c)
+                        };
+                        let msg =
+                            format!("{what} is not expected: {} has no content", self.shown(e));
+                        self.push(Class::Unexpected, if text { e } else { c }, msg);
                         break;
                     }
                 }
