@@ -6,10 +6,12 @@
 pub mod admission;
 pub mod artifacts;
 pub mod auth;
+pub mod clock;
 pub mod company;
 pub mod config;
 pub mod context;
 pub mod convert;
+pub mod ids;
 pub mod listener;
 pub mod metrics;
 pub mod openapi;

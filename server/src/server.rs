@@ -14,7 +14,7 @@ use crate::auth::{keys, Authenticator, Role};
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::state::AppState;
-use crate::store::{self, KeyRecord, Store, StoreError, OPERATOR_TENANT_ID};
+use crate::store::{KeyRecord, Store, StoreError, OPERATOR_TENANT_ID};
 use crate::usage::Meter;
 use crate::vat::service::VatService;
 
@@ -226,13 +226,13 @@ async fn bootstrap(store: &Store, config: &Config) -> Result<Option<String>, Sta
         None => keys::generate(),
     };
     let record = KeyRecord {
-        id: store::new_id("key"),
+        id: crate::ids::new_id("key"),
         tenant_id: OPERATOR_TENANT_ID.to_string(),
         name: "bootstrap admin key".into(),
         role: Role::Admin.as_str().to_string(),
         prefix: keys::lookup_prefix(&key),
         hash: keys::hash(&key),
-        created_at: store::now(),
+        created_at: crate::clock::now(),
         revoked_at: None,
     };
     Ok(store.bootstrap(&record).await?.then_some(key))

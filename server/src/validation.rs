@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 use crate::auth::Principal;
 use crate::problem::Problem;
 use crate::state::AppState;
-use crate::store::{self, ValidationRecord};
+use crate::store::ValidationRecord;
 
 /// What was validated.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -125,9 +125,9 @@ pub fn finish(state: &AppState, file_name: Option<String>, checked: Checked) -> 
     );
     Validated {
         result: ValidationResult {
-            id: store::new_id("val"),
+            id: crate::ids::new_id("val"),
             environment: state.environment().to_string(),
-            created_at: store::now(),
+            created_at: crate::clock::now(),
             document: DocumentInfo {
                 file_name,
                 sha256: checked.sha256,

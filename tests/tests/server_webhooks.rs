@@ -998,7 +998,7 @@ async fn postgres_schema() -> Option<(String, String)> {
     };
     let schema = format!(
         "invex_wh_{}",
-        invex_server::store::new_id("s").trim_start_matches("s_")
+        invex_server::ids::new_id("s").trim_start_matches("s_")
     );
     let pool = sqlx::PgPool::connect(&base)
         .await

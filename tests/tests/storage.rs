@@ -3,7 +3,8 @@
 
 mod support;
 
-use invex_server::store::{new_id, now};
+use invex_server::clock::now;
+use invex_server::ids::new_id;
 use invex_server::store::{
     ConversionRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, NewInvoice,
     RevokeOutcome, Store, StoreError, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,

@@ -495,13 +495,13 @@ mod tests {
 
     fn key_record(key: &str, tenant: &str) -> KeyRecord {
         KeyRecord {
-            id: crate::store::new_id("key"),
+            id: crate::ids::new_id("key"),
             tenant_id: tenant.to_string(),
             name: "test".into(),
             role: "developer".into(),
             prefix: keys::lookup_prefix(key),
             hash: keys::hash(key),
-            created_at: crate::store::now(),
+            created_at: crate::clock::now(),
             revoked_at: None,
         }
     }

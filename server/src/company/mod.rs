@@ -181,7 +181,7 @@ impl Source {
         Group {
             source: self.name.to_string(),
             source_url: self.url.clone(),
-            fetched_at: crate::store::now(),
+            fetched_at: crate::clock::now(),
             status: GroupStatus::Unavailable,
             cached: false,
             data: None,
@@ -308,7 +308,7 @@ impl Registers {
                                 "neither RPO nor RÚZ knows this IČO, so there is no name to look up in the tax-debtor list"
                                     .to_string(),
                             ),
-                            fetched_at: crate::store::now(),
+                            fetched_at: crate::clock::now(),
                         };
                         live.fs_source.group(found, false)
                     } else {
@@ -361,7 +361,7 @@ impl Registers {
             Ok(Ok(found)) => {
                 let fetched = Fetched {
                     found,
-                    fetched_at: crate::store::now(),
+                    fetched_at: crate::clock::now(),
                 };
                 if let Some(cache) = &cache.0 {
                     cache.insert(key.to_string(), fetched.clone()).await;

@@ -294,7 +294,7 @@ fn group<T>(data: Option<T>, not_found: &str, detail_ok: Option<&str>) -> Group<
     Group {
         source: "sandbox".to_string(),
         source_url: None,
-        fetched_at: crate::store::now(),
+        fetched_at: crate::clock::now(),
         status,
         cached: false,
         data,

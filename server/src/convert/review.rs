@@ -179,7 +179,7 @@ pub fn record(
     let held = !evaluation.reasons.is_empty();
     let identity = crate::sending::document::identity(&evaluation.xml);
     ConversionRecord {
-        id: crate::store::new_id("conv"),
+        id: crate::ids::new_id("conv"),
         tenant_id: upload.tenant_id.to_string(),
         batch_id: upload.batch_id.to_string(),
         position: position as i64,

@@ -249,7 +249,7 @@ impl PeppolParticipant {
             alternative_channels: a.alternatives,
             notes: Vec::new(),
             source: "unavailable".to_string(),
-            checked_at: crate::store::now(),
+            checked_at: crate::clock::now(),
             cached: false,
             environment: environment.to_string(),
         }

@@ -73,7 +73,7 @@ impl Participant {
             name: None,
             country: None,
             source,
-            checked_at: crate::store::now(),
+            checked_at: crate::clock::now(),
             notes: Vec::new(),
         }
     }

@@ -332,7 +332,7 @@ pub fn lookup(id: &ParticipantId, now: DateTime<Utc>) -> Participant {
         name: Some(entry.name.to_string()),
         country: Some(entry.country.to_string()),
         source: "sandbox",
-        checked_at: crate::store::now(),
+        checked_at: crate::clock::now(),
         notes: Vec::new(),
     }
 }

@@ -21,7 +21,7 @@ use crate::routes::created::Created;
 use crate::routes::form::Form;
 use crate::routes::page;
 use crate::state::AppState;
-use crate::store::{self, ConversionRecord};
+use crate::store::ConversionRecord;
 
 /// What a convert request carried.
 struct Upload {
@@ -141,8 +141,8 @@ async fn convert_upload(
     let records = state
         .admission
         .run(move || {
-            let batch_id = store::new_id("batch");
-            let now = store::now();
+            let batch_id = crate::ids::new_id("batch");
+            let now = crate::clock::now();
             let mut records = Vec::new();
             for (file_name, bytes) in &upload.files {
                 // The invoices the upload may still hold bound this file's reading.
@@ -541,7 +541,7 @@ pub async fn correct(
     let mut record = tenant_conversion(&state, &principal, &id).await?;
     let expected = record.updated_at.clone();
     let catalog = state.registry.current();
-    let (by, now) = (reviewer(&principal), store::now());
+    let (by, now) = (reviewer(&principal), crate::clock::now());
     let threshold = state.config.convert.confidence_threshold;
     // The XML is written and validated again: CPU work, on the admission pool.
     let record = state
@@ -587,8 +587,13 @@ pub async fn approve(
     let mut record = tenant_conversion(&state, &principal, &id).await?;
     let expected = record.updated_at.clone();
     let note = body.and_then(|b| b.0.note);
-    review::approve(&mut record, &reviewer(&principal), note, &store::now())
-        .map_err(review_problem)?;
+    review::approve(
+        &mut record,
+        &reviewer(&principal),
+        note,
+        &crate::clock::now(),
+    )
+    .map_err(review_problem)?;
     save(&state, &record, &expected).await?;
     Ok(Json(
         ConversionView::from_record(&record, true).map_err(review_problem)?,
@@ -624,7 +629,7 @@ pub async fn reject(
         &mut record,
         &reviewer(&principal),
         body.reason.trim().to_string(),
-        &store::now(),
+        &crate::clock::now(),
     )
     .map_err(review_problem)?;
     save(&state, &record, &expected).await?;

@@ -11,7 +11,7 @@ use crate::problem::Problem;
 use crate::routes::created::Created;
 use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
-use crate::store::{self, KeyRecord, RevokeOutcome};
+use crate::store::{KeyRecord, RevokeOutcome};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -85,13 +85,13 @@ pub async fn issue_key(
 ) -> Result<CreatedKey, Problem> {
     let key = keys::generate();
     let record = KeyRecord {
-        id: store::new_id("key"),
+        id: crate::ids::new_id("key"),
         tenant_id: tenant_id.to_string(),
         name,
         role: role.as_str().to_string(),
         prefix: keys::lookup_prefix(&key),
         hash: keys::hash(&key),
-        created_at: store::now(),
+        created_at: crate::clock::now(),
         revoked_at: None,
     };
     state.store.insert_key(&record).await?;

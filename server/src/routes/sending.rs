@@ -119,14 +119,14 @@ pub async fn create_connection(
         (None, None)
     };
     let record = ConnectionRecord {
-        id: store::new_id("con"),
+        id: crate::ids::new_id("con"),
         tenant_id: principal.tenant_id.clone(),
         partner: body.partner.clone(),
         name: body
             .name
             .unwrap_or_else(|| format!("{} connection", body.partner)),
         status: "pending".into(),
-        created_at: store::now(),
+        created_at: crate::clock::now(),
         activated_at: None,
         settings,
         callback_secret: callback_secret.clone(),
@@ -219,7 +219,7 @@ pub async fn activate_connection(
 ) -> Result<Json<Connection>, Problem> {
     let activated = state
         .store
-        .activate_connection(&principal.tenant_id, &id, &store::now())
+        .activate_connection(&principal.tenant_id, &id, &crate::clock::now())
         .await?;
     let current = state
         .store
@@ -734,7 +734,7 @@ async fn evidence_package(
     let mut package = sending::evidence::EvidencePackage::build(
         &inv,
         events.into_iter().map(TimelineEntry::from).collect(),
-        store::now(),
+        crate::clock::now(),
     );
     if let Some(conversion) = state
         .store

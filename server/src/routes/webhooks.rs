@@ -66,7 +66,7 @@ pub struct WebhookView {
 
 impl From<EndpointRecord> for WebhookView {
     fn from(r: EndpointRecord) -> WebhookView {
-        let now = store::now();
+        let now = crate::clock::now();
         WebhookView {
             id: r.id,
             url: r.url,
@@ -269,9 +269,9 @@ pub async fn create(
     let url = check_url(&state, &body.url)?;
     let event_types = check_event_types(&body.event_types)?;
     let description = check_description(body.description)?;
-    let now = store::now();
+    let now = crate::clock::now();
     let record = EndpointRecord {
-        id: store::new_id("whe"),
+        id: crate::ids::new_id("whe"),
         tenant_id: principal.tenant_id.clone(),
         url,
         description,
@@ -372,7 +372,7 @@ pub async fn update(
         }
         record.enabled = enabled;
     }
-    record.updated_at = store::now();
+    record.updated_at = crate::clock::now();
     state.store.update_webhook_endpoint(&record).await?;
     Ok(Json(record.into()))
 }
@@ -417,7 +417,7 @@ pub async fn rotate_secret(
         signing::generate_secret(),
     ));
     record.previous_expires_at = Some(expires.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
-    record.updated_at = store::now();
+    record.updated_at = crate::clock::now();
     state.store.update_webhook_endpoint(&record).await?;
     tracing::info!(webhook_id = %id, "webhook secret rotated");
     let secret = record.secret.clone();

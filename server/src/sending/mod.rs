@@ -252,7 +252,7 @@ pub async fn apply_response(
             "a partner event asked for an illegal status transition; kept in the timeline, status unchanged");
     }
     let event = store::NewEvent {
-        at: store::now(),
+        at: crate::clock::now(),
         source: source.to_string(),
         code,
         status: moved.map(|s| s.as_str().to_string()),
@@ -358,7 +358,7 @@ pub async fn send(state: &AppState, principal: &Principal, request: SendRequest)
         Err(busy) => return Problem::from(busy).into_response(),
     };
     let fingerprint = request_hash(&request, &document_sha);
-    let token = store::new_id("claim");
+    let token = crate::ids::new_id("claim");
     let claim = state
         .store
         .claim_idempotency_key(
@@ -705,7 +705,7 @@ async fn run(
     let payload = String::from_utf8(request.bytes.to_vec())
         .map_err(|_| Problem::bad_request("the document is not UTF-8 text"))?;
     let report = &result.report;
-    let id = store::new_id("inv");
+    let id = crate::ids::new_id("inv");
     let fatal = report.counts.fatal;
     let summary = ValidationSummary {
         id: result.id.clone(),
@@ -719,7 +719,7 @@ async fn run(
     // Fatal findings and failed identifier checks take the same path: the invoice is stored
     // in the remediation flow, with its timeline and a webhook, and not sent.
     let refused = fatal > 0 || !summary.identifiers.is_empty();
-    let now = store::now();
+    let now = crate::clock::now();
     let status = if refused {
         Status::RemediationRequired
     } else {
@@ -893,7 +893,7 @@ async fn run(
     };
     let body = serde_json::to_string(&accepted).unwrap_or_default();
     let content_type = "application/json";
-    let now = store::now();
+    let now = crate::clock::now();
     store_invoice(
         state,
         store::NewInvoice {

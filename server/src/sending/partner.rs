@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Mutex;
 
 use super::timeline::Response;
-use crate::store::{self, InvoiceRecord};
+use crate::store::InvoiceRecord;
 
 /// What the partner reported for one submission: its transmission id, the response
 /// events known so far, in order, and those it will report later (the sandbox's simulated
@@ -95,7 +95,7 @@ impl DeliveryPartner for SandboxPartner {
         let transmission_id = {
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.entry(idempotency_key.to_string())
-                .or_insert_with(|| store::new_id("sbx_tx"))
+                .or_insert_with(|| crate::ids::new_id("sbx_tx"))
                 .clone()
         };
         let scenario = invoice

@@ -89,7 +89,7 @@ impl Response {
 /// One of our own events, moving the invoice to `status`.
 pub fn own(code: &str, status: Status, meaning: String, correlation_id: &str) -> NewEvent {
     NewEvent {
-        at: store::now(),
+        at: crate::clock::now(),
         source: INVEX.to_string(),
         code: code.to_string(),
         status: Some(status.as_str().to_string()),

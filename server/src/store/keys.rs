@@ -163,7 +163,7 @@ impl Store {
             }
         }
         sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND id = $3")
-            .bind(super::now())
+            .bind(crate::clock::now())
             .bind(tenant_id)
             .bind(id)
             .execute(&mut *tx)

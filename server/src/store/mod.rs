@@ -179,16 +179,6 @@ fn create_sqlite_dir(url: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// A new id: a type prefix and a time-ordered UUID (v7), e.g. `val_0192f...`.
-pub fn new_id(prefix: &str) -> String {
-    format!("{prefix}_{}", uuid::Uuid::now_v7().simple())
-}
-
-/// Now, RFC 3339 UTC with microseconds (sorts as text).
-pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-}
-
 fn text(row: &AnyRow, column: &str) -> Result<String, sqlx::Error> {
     row.try_get::<String, _>(column)
 }
@@ -208,13 +198,5 @@ mod tests {
         create_sqlite_dir(&format!("sqlite://{}?mode=rwc", db.display())).expect("create");
         assert!(dir.path().join("a/b").is_dir());
         create_sqlite_dir("sqlite::memory:").expect("memory");
-    }
-
-    #[test]
-    fn ids_are_prefixed_and_time_ordered() {
-        let a = new_id("val");
-        let b = new_id("val");
-        assert!(a.starts_with("val_") && a.len() == 36, "{a}");
-        assert!(a < b);
     }
 }

@@ -766,7 +766,7 @@ impl Store {
         )
         .bind(invoice_id)
         .bind(status)
-        .bind(super::now())
+        .bind(crate::clock::now())
         .execute(&mut *tx)
         .await?;
         append_events(&mut tx, invoice_id, events).await?;

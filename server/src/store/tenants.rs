@@ -1,6 +1,8 @@
 //! Tenants: every key and every stored result belongs to one.
 
-use super::{new_id, now, text, Store, StoreError};
+use super::{text, Store, StoreError};
+use crate::clock::now;
+use crate::ids::new_id;
 
 /// The tenant created on first start, owner of the bootstrap key.
 pub const OPERATOR_TENANT_ID: &str = "ten_operator";

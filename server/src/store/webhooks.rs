@@ -150,8 +150,8 @@ pub(crate) async fn queue_delivery<'c, E>(
 where
     E: sqlx::Executor<'c, Database = Any>,
 {
-    let id = super::new_id("dlv");
-    let now = super::now();
+    let id = crate::ids::new_id("dlv");
+    let now = crate::clock::now();
     sqlx::query(
         "INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, status, attempts, \
          next_attempt_at, claimed_until, claimed_by, created_at, updated_at) \
@@ -173,7 +173,7 @@ async fn disable_endpoint(
     id: &str,
     reason: &str,
 ) -> Result<(), StoreError> {
-    let now = super::now();
+    let now = crate::clock::now();
     sqlx::query(
         "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = $1, updated_at = $2 \
          WHERE id = $3",
@@ -491,7 +491,7 @@ impl Store {
         .bind(status)
         .bind(attempt.attempt)
         .bind(next_at)
-        .bind(super::now())
+        .bind(crate::clock::now())
         .bind(&attempt.delivery_id)
         .bind(token)
         .execute(&mut *tx)

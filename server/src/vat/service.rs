@@ -11,7 +11,6 @@ use super::vies::ViesClient;
 use super::{local, sandbox, RegisterAnswer, VatResult};
 use crate::company::fs::FsClient;
 use crate::config::{Config, Mode};
-use crate::store;
 
 /// The register behind the local checks.
 pub enum Register {
@@ -159,7 +158,7 @@ impl VatService {
                     name,
                     address,
                     source: self.register.name(),
-                    checked_at: store::now(),
+                    checked_at: crate::clock::now(),
                     cancellation_grounds: grounds,
                 };
                 let result = self.verdict_result(&vat, &verdict);
@@ -200,7 +199,7 @@ impl VatService {
                     name,
                     address,
                     source: self.register.name(),
-                    checked_at: store::now(),
+                    checked_at: crate::clock::now(),
                     cancellation_grounds: None,
                 },
             )),
@@ -241,7 +240,7 @@ impl VatService {
                         name,
                         address,
                         source: sk_lists::VAT_PAYERS_SOURCE,
-                        checked_at: store::now(),
+                        checked_at: crate::clock::now(),
                         cancellation_grounds: grounds,
                     },
                 );
@@ -323,7 +322,7 @@ impl VatService {
             name: None,
             address: None,
             source: source.to_string(),
-            checked_at: store::now(),
+            checked_at: crate::clock::now(),
             reason: None,
             cached: false,
             cache_age_seconds: None,

@@ -134,8 +134,8 @@ pub(crate) async fn emit_to(
     data: Value,
     only: Option<&str>,
 ) -> Result<Emitted, StoreError> {
-    let event_id = store::new_id("msg");
-    let now = store::now();
+    let event_id = crate::ids::new_id("msg");
+    let now = crate::clock::now();
     let body = payload(event_type, &now, data);
     store::webhooks::insert_event(
         &mut *conn,

@@ -23,7 +23,7 @@ use super::target::{refusal_in, CheckedResolver, Refused, TargetPolicy};
 use crate::config::Mode;
 use crate::metrics::Metrics;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
-use crate::store::{self, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// Wakes the workers of this process when something was queued, so that a delivery does
 /// not wait for the next poll. Process-wide: a spurious wake-up only costs one poll.
@@ -102,7 +102,7 @@ pub fn spawn(
         .build()?;
     let (tx, rx) = watch::channel(false);
     // One token per worker, so that its claims can be given back at stop.
-    let token = store::new_id("wkr");
+    let token = crate::ids::new_id("wkr");
     let worker = Worker {
         store: store.clone(),
         client,
@@ -234,7 +234,7 @@ impl Worker {
     async fn deliver(&self, d: &DueDelivery, token: &str) -> Result<(), StoreError> {
         let attempt_no = d.attempts + 1;
         let outcome = self.send(d).await;
-        let attempted_at = store::now();
+        let attempted_at = crate::clock::now();
         let next = match outcome.http_status {
             Some(s) if (200..300).contains(&s) => NextStep::Delivered,
             // 410 Gone: the receiver asks us to stop for good.
@@ -247,7 +247,7 @@ impl Worker {
             },
         };
         let record = AttemptRecord {
-            id: store::new_id("wat"),
+            id: crate::ids::new_id("wat"),
             delivery_id: d.id.clone(),
             endpoint_id: d.endpoint_id.clone(),
             tenant_id: d.tenant_id.clone(),
@@ -309,7 +309,7 @@ impl Worker {
         let timestamp = chrono::Utc::now().timestamp();
         let mut secrets = vec![d.secret.as_str()];
         if let (Some(previous), Some(until)) = (&d.previous_secret, &d.previous_expires_at) {
-            if *until > store::now() {
+            if *until > crate::clock::now() {
                 secrets.push(previous.as_str());
             }
         }
