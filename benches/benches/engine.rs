@@ -1,5 +1,6 @@
-//! Engine benchmarks: parse only vs parse + validate, for a typical invoice and for
-//! generated invoices of 1,000 and 10,000 lines (BENCHMARKS.md records the results).
+//! Engine benchmarks: parse only vs parse + validate, and the schema layer (UBL 2.1 XSD)
+//! on its own over a parsed document, for a typical invoice and for generated invoices of
+//! 1,000 and 10,000 lines (BENCHMARKS.md records the results).
 //!
 //! Run: `cargo bench -p invex-benches --bench engine`
 //! Profile: `INVEX_BENCH_PROFILE=en16931-ubl` (default) or any profile of `rulepacks/`.
@@ -11,6 +12,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use invex_benches::generate_invoice;
 use invex_engine::document::Document;
 use invex_engine::registry::Catalog;
+use invex_engine::schema::Schema;
 
 // The same allocator as the `invex` binary.
 #[global_allocator]
@@ -49,6 +51,9 @@ fn engine(c: &mut Criterion) {
         .ruleset(&profile)
         .unwrap_or_else(|| panic!("profile {profile} exists"));
 
+    let schema = Schema::ubl_2_1(&repo().join("rulepacks/ubl-2.1-xsd/xsd"))
+        .expect("the UBL 2.1 schemas compile");
+
     let mut group = c.benchmark_group("engine");
     group.measurement_time(Duration::from_secs(8));
     for (name, bytes) in documents() {
@@ -64,6 +69,15 @@ fn engine(c: &mut Criterion) {
             &bytes,
             |b, bytes| b.iter(|| ruleset.validate_bytes(bytes).expect("validates")),
         );
+        // The schema layer alone, over the parsed document: what it adds to a validation.
+        let doc = Document::parse(&bytes).expect("parses");
+        assert!(
+            schema.check(&doc).is_empty(),
+            "{name} is schema-valid, so the figure is the clean path"
+        );
+        group.bench_with_input(BenchmarkId::new("schema", &name), &doc, |b, doc| {
+            b.iter(|| schema.check(doc))
+        });
     }
     group.finish();
 }
