@@ -379,6 +379,11 @@ impl HealthProbe {
 
 /// The 99th percentile of `/health` latencies is under 100 ms.
 pub fn assert_fast_health(latencies: &[Duration], during: &str) {
+    assert_health_within(latencies, during, Duration::from_millis(100));
+}
+
+/// The 99th percentile of `/health` latencies is under `bound`.
+pub fn assert_health_within(latencies: &[Duration], during: &str, bound: Duration) {
     assert!(
         latencies.len() >= 20,
         "only {} probes during {during}",
@@ -394,8 +399,8 @@ pub fn assert_fast_health(latencies: &[Duration], during: &str) {
         sorted[sorted.len() / 2]
     );
     assert!(
-        p99 < Duration::from_millis(100),
-        "/health p99 {p99:?} during {during}"
+        p99 < bound,
+        "/health p99 {p99:?} during {during} (bound {bound:?})"
     );
 }
 
