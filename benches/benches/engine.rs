@@ -51,7 +51,7 @@ fn engine(c: &mut Criterion) {
         .ruleset(&profile)
         .unwrap_or_else(|| panic!("profile {profile} exists"));
 
-    let schema = Schema::ubl_2_1(&repo().join("rulepacks/ubl-2.1-xsd/xsd"))
+    let schema = Schema::ubl_2_1(&repo().join("rulepacks/ubl-2.1-xsd/2.1/xsd"))
         .expect("the UBL 2.1 schemas compile");
 
     let mut group = c.benchmark_group("engine");

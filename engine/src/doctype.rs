@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::document::Document;
 use crate::pack::DocumentTypeDef;
-use crate::report::{Finding, Location, Severity};
+use crate::report::{Finding, FindingLayer, Location, Severity};
 
 /// The rule id of the finding for a document no profile in use takes.
 pub const DOCTYPE_RULE: &str = "INVEX-DOCTYPE";
@@ -124,6 +124,7 @@ impl DocumentGate {
             pack: pack.to_string(),
             owner: Some("sender-mapping".to_string()),
             about_rule: None,
+            layer: FindingLayer::Document,
         }
     }
 }

@@ -67,9 +67,11 @@ pub type FixtureResult = Result<Report, String>;
 
 /// Every fixture file of `pack`, each once, sorted.
 pub fn fixture_files(pack: &CompiledPack) -> Vec<PathBuf> {
+    let schema_rules = pack.schema.iter().flat_map(|s| &s.rules);
     let mut files: Vec<PathBuf> = pack
         .checks()
         .flat_map(|(_, _, c)| c.fixtures_pass.iter().chain(&c.fixtures_fail))
+        .chain(schema_rules.flat_map(|r| r.fixtures_pass.iter().chain(&r.fixtures_fail)))
         .cloned()
         .collect();
     files.sort();
@@ -100,22 +102,27 @@ pub fn run_pack(pack: &Arc<CompiledPack>) -> PackFixtures {
 pub fn judge_pack(pack: &CompiledPack, results: &HashMap<PathBuf, FixtureResult>) -> PackFixtures {
     let reference = pack.reference();
     let mut out = PackFixtures::default();
-    for (_, _, c) in pack.checks() {
-        for (expectation, list) in [
-            (Expectation::Pass, &c.fixtures_pass),
-            (Expectation::Fail, &c.fixtures_fail),
-        ] {
+    // Every rule with its flag and fixtures: the schema layer's first (fatal), then the
+    // patterns' checks.
+    let schema_rules = pack.schema.iter().flat_map(|s| &s.rules).map(|r| {
+        (&r.id, Severity::Fatal, &r.fixtures_pass, &r.fixtures_fail)
+    });
+    let checks = pack
+        .checks()
+        .map(|(_, _, c)| (&c.id, c.flag, &c.fixtures_pass, &c.fixtures_fail));
+    for (id, flag, pass, fail) in schema_rules.chain(checks) {
+        for (expectation, list) in [(Expectation::Pass, pass), (Expectation::Fail, fail)] {
             for fixture in list {
                 out.checks += 1;
                 let detail = match results.get(fixture) {
                     None => Some("the fixture was not run".to_string()),
                     Some(Err(e)) => Some(e.clone()),
-                    Some(Ok(r)) => judge(r, &c.id, c.flag, expectation),
+                    Some(Ok(r)) => judge(r, id, flag, expectation),
                 };
                 if let Some(detail) = detail {
                     out.failures.push(FixtureFailure {
                         pack: reference.clone(),
-                        rule: c.id.clone(),
+                        rule: id.clone(),
                         fixture: fixture.clone(),
                         expectation,
                         detail,

@@ -152,10 +152,19 @@ impl PackLock {
                 sha256: s.1.clone(),
             });
         }
+        // A schema pack's schema files, each as the schema compiler read it.
+        for (path, sha256) in src.schema.iter().flat_map(|s| &s.files) {
+            files.push(LockedFile {
+                path: relative(&src.dir, path).unwrap_or_else(|| path.display().to_string()),
+                sha256: sha256.clone(),
+            });
+        }
+        let schema_rules = src.pack.def.schema.iter().flat_map(|s| &s.rules);
         let mut fixtures: Vec<&String> = src
             .checks()
             .into_iter()
             .flat_map(|(_, c)| c.fixtures.pass.iter().chain(&c.fixtures.fail))
+            .chain(schema_rules.flat_map(|r| r.fixtures.pass.iter().chain(&r.fixtures.fail)))
             .collect();
         fixtures.sort();
         fixtures.dedup();
@@ -300,7 +309,7 @@ impl Locks {
     pub fn of(c: &Compilation) -> Result<Locks, LockError> {
         let mut packs = Vec::new();
         for src in &c.sources.packs {
-            let rules = c.pack(&src.reference()).map_or(0, |p| p.check_count);
+            let rules = c.pack(&src.reference()).map_or(0, |p| p.rule_count());
             packs.push((src.dir.clone(), PackLock::of(src, rules)?));
         }
         Ok(Locks {

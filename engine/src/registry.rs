@@ -173,7 +173,7 @@ impl Catalog {
                 id: p.id.clone(),
                 version: p.version.clone(),
                 title: p.title.clone(),
-                rules: p.check_count,
+                rules: p.rule_count(),
             })
             .collect()
     }

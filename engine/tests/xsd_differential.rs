@@ -38,7 +38,7 @@ fn repo() -> PathBuf {
 }
 
 fn xsd_dir() -> PathBuf {
-    repo().join("rulepacks/ubl-2.1-xsd/xsd")
+    repo().join("rulepacks/ubl-2.1-xsd/2.1/xsd")
 }
 
 fn corpus() -> Option<PathBuf> {

@@ -12,6 +12,7 @@
 //! `file:line:column`; loading goes on past errors so that `invex rules lint` can list
 //! them all.
 
+pub mod schema;
 pub mod yamlpos;
 
 use std::collections::{BTreeMap, HashMap};
@@ -22,6 +23,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub use crate::report::Severity;
+pub use schema::{LoadedSchema, SchemaDef, SchemaFormat, SchemaRuleDef};
 use yamlpos::{PosTree, Seg};
 
 /// Owners the pack format names (`owner:`); lint warns about others.
@@ -58,6 +60,10 @@ pub struct PackDef {
     pub patterns: Vec<String>,
     #[serde(default)]
     pub overrides: Vec<OverrideDef>,
+    /// An XML Schema checked before the pack's patterns (a schema pack; see
+    /// docs/rule-packs.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<SchemaDef>,
 }
 
 /// Namespace prefix → URI, in declaration order.
@@ -407,6 +413,8 @@ pub struct PackSource {
     pub pack: Source<PackDef>,
     /// Pattern files in `pack.yaml` order (files that failed to load are missing).
     pub patterns: Vec<Source<PatternDef>>,
+    /// The compiled `schema:` of a schema pack (None also when it failed to compile).
+    pub schema: Option<LoadedSchema>,
 }
 
 impl PackSource {
@@ -464,6 +472,12 @@ fn is_pack_id(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// A pack id may also hold dots between its parts, as in the version of a standard it
+/// carries (`ubl-2.1-xsd`).
+fn is_pack_name(s: &str) -> bool {
+    !s.starts_with('.') && !s.ends_with('.') && !s.contains("..") && s.split('.').all(is_pack_id)
 }
 
 fn is_version(s: &str) -> bool {
@@ -584,10 +598,13 @@ fn check_duplicate_packs(tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
 pub fn load_pack(dir: &Path, file: &Path, diags: &mut Vec<Diagnostic>) -> Option<PackSource> {
     let pack = read_yaml::<PackDef>(file, diags)?;
     let def = &pack.def;
-    if !is_pack_id(&def.pack) {
+    if !is_pack_name(&def.pack) {
         diags.push(pack.at(
             &[Seg::Key("pack")],
-            format!("pack id `{}` must consist of a-z, 0-9 and `-`", def.pack),
+            format!(
+                "pack id `{}` must consist of a-z, 0-9, `-` and single inner `.`",
+                def.pack
+            ),
         ));
     }
     if !is_version(&def.version) {
@@ -692,10 +709,15 @@ pub fn load_pack(dir: &Path, file: &Path, diags: &mut Vec<Diagnostic>) -> Option
         patterns.push(p);
     }
 
+    let schema = match &pack.def.schema {
+        Some(def) => Some(schema::load(dir, &pack, def, diags)?),
+        None => None,
+    };
     let source = PackSource {
         dir: dir.to_path_buf(),
         pack,
         patterns,
+        schema,
     };
     check_rules(&source, diags);
     check_overrides(&source, diags);

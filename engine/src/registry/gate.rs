@@ -73,7 +73,7 @@ pub(super) fn admit(dir: &Path, live: &BTreeMap<String, String>) -> Result<Admit
     let mut digests = BTreeMap::new();
     for src in &compilation.sources.packs {
         let reference = src.reference();
-        let rules = compilation.pack(&reference).map_or(0, |p| p.check_count);
+        let rules = compilation.pack(&reference).map_or(0, |p| p.rule_count());
         let reasons = match (PackLock::of(src, rules), PackLock::read(&src.dir)) {
             (Err(e), _) | (_, Err(e)) => vec![e.to_string()],
             (Ok(_), Ok(None)) => vec![format!(

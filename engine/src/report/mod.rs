@@ -49,7 +49,23 @@ pub struct Location {
     pub column: u32,
 }
 
-/// One fired assert or report (or an engine error inside a rule).
+/// Which layer of validation a finding comes from.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingLayer {
+    /// The document-type gate: the profile does not take this kind of document.
+    Document,
+    /// An XML Schema (a schema pack): the document's structure and lexical values.
+    Schema,
+    /// The rules of a pack's patterns (Schematron semantics), and engine errors in them.
+    /// Reports stored before layers existed read as this.
+    #[default]
+    Rules,
+}
+
+/// One fired assert or report (or an engine error inside a rule, a schema violation, or
+/// the document-type gate's refusal).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
@@ -67,6 +83,10 @@ pub struct Finding {
     /// For `engine-error` findings: the rule that could not be evaluated.
     #[serde(default)]
     pub about_rule: Option<String>,
+    /// `schema` for the schema layer, `rules` for a pack's rules, `document` for the
+    /// document-type gate.
+    #[serde(default)]
+    pub layer: FindingLayer,
 }
 
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -218,6 +238,7 @@ mod tests {
             pack: "p@1".into(),
             owner: None,
             about_rule: None,
+            layer: FindingLayer::Rules,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{Finding, Report, ENGINE_ERROR};
+use super::{Finding, FindingLayer, Report, ENGINE_ERROR};
 use crate::rules::RuleSet;
 
 const SVRL_NS: &str = "http://purl.oclc.org/dsdl/svrl";
@@ -53,6 +53,28 @@ fn write_with_rules(out: &mut String, report: &Report, rules: &RuleSet) {
     let mut placed = vec![false; report.findings.len()];
     for pack in rules.packs() {
         let pack_ref = pack.reference();
+        if pack.schema.is_some() {
+            // A schema pack: one pattern for the schema layer; its findings carry no test
+            // (the schema's content models are not XPath).
+            let _ = writeln!(
+                out,
+                "  <svrl:active-pattern id=\"{}\" name=\"{}\"/>",
+                attr(&pattern_id(&pack_ref)),
+                attr(&pack.title)
+            );
+            let mut fired = false;
+            for (i, f) in report.findings.iter().enumerate() {
+                if placed[i] || f.pack != pack_ref || f.layer != FindingLayer::Schema {
+                    continue;
+                }
+                if !fired {
+                    let _ = writeln!(out, "  <svrl:fired-rule context=\"/\"/>");
+                    fired = true;
+                }
+                write_finding(out, f, false, "");
+                placed[i] = true;
+            }
+        }
         for pattern in &pack.patterns {
             let _ = write!(out, "  <svrl:active-pattern id=\"{}\"", attr(&pattern.id));
             if let Some(title) = &pattern.title {
@@ -241,6 +263,7 @@ mod tests {
                 pack: "a@1".into(),
                 owner: None,
                 about_rule: None,
+                layer: FindingLayer::Rules,
             }],
             1,
         )

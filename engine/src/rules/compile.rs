@@ -15,7 +15,7 @@ use crate::xpath::{self, CompileError, StaticContext};
 
 use super::{
     CheckKind, CompiledCheck, CompiledLet, CompiledOverride, CompiledPack, CompiledPattern,
-    CompiledRule, Layer, RuleSet, SourcePos,
+    CompiledRule, CompiledSchema, Layer, RuleSet, SchemaRule, SourcePos,
 };
 
 fn source_pos(file: &Path, pos: Pos) -> SourcePos {
@@ -220,6 +220,7 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
     }
     let namespaces = def.namespaces.0.clone();
     let prefixes = PrefixMap::new(namespaces.iter().map(|(p, u)| (p.as_str(), u.as_str())));
+    let schema = compile_schema(src);
     let pack = CompiledPack {
         id: def.pack.clone(),
         version: def.version.clone(),
@@ -234,8 +235,42 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
         overrides,
         variable_count,
         check_count: check_index,
+        schema,
     };
     (Some(pack), diags)
+}
+
+/// The schema layer of a schema pack: the schema the loader compiled and the rules its
+/// findings carry.
+fn compile_schema(src: &PackSource) -> Option<CompiledSchema> {
+    let (def, loaded) = (src.pack.def.schema.as_ref()?, src.schema.as_ref()?);
+    let fixtures_dir = src.fixtures_dir();
+    let rules = def
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| SchemaRule {
+            id: r.id.clone(),
+            title: r.title.trim().to_string(),
+            remediation: r.remediation.trim().to_string(),
+            owner: r.owner.clone(),
+            fixtures_pass: r.fixtures.pass.iter().map(|f| fixtures_dir.join(f)).collect(),
+            fixtures_fail: r.fixtures.fail.iter().map(|f| fixtures_dir.join(f)).collect(),
+            pos: source_pos(
+                &src.pack.file,
+                src.pack.positions.locate(&[
+                    Seg::Key("schema"),
+                    Seg::Key("rules"),
+                    Seg::Index(i),
+                    Seg::Key("id"),
+                ]),
+            ),
+        })
+        .collect();
+    Some(CompiledSchema {
+        schema: loaded.schema.clone(),
+        rules,
+    })
 }
 
 /// Stack `packs` (lowest first) into a rule set, applying each higher pack's overrides to

@@ -29,7 +29,10 @@ pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, Compile
 use crate::doctype::{DocumentGate, Scope, NO_PROFILE};
 use crate::document::{Document, NodeId, ParseError};
 use crate::pack::{DocumentTypeDef, OverrideAction};
-use crate::report::{Counts, Finding, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR};
+use crate::schema::Schema;
+use crate::report::{
+    Counts, Finding, FindingLayer, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR,
+};
 use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, RegionSelector, VarSlot};
 
 /// A place in a pack file.
@@ -153,6 +156,36 @@ pub struct CompiledPack {
     /// Variable slots an evaluator needs for this pack.
     pub variable_count: usize,
     pub check_count: usize,
+    /// A schema pack's schema layer, checked before the pack's patterns.
+    pub schema: Option<CompiledSchema>,
+}
+
+/// The schema layer of a schema pack.
+#[derive(Debug)]
+pub struct CompiledSchema {
+    pub schema: Arc<Schema>,
+    /// One rule per kind of schema finding (the loader checked that every kind has one).
+    pub rules: Vec<SchemaRule>,
+}
+
+impl CompiledSchema {
+    /// The rule of a kind of finding.
+    pub fn rule(&self, id: &str) -> Option<&SchemaRule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+/// A kind of schema finding as a rule: always fatal.
+#[derive(Debug)]
+pub struct SchemaRule {
+    pub id: String,
+    pub title: String,
+    pub remediation: String,
+    pub owner: Option<String>,
+    pub fixtures_pass: Vec<PathBuf>,
+    pub fixtures_fail: Vec<PathBuf>,
+    /// Its `id:` in `pack.yaml`.
+    pub pos: SourcePos,
 }
 
 impl CompiledPack {
@@ -170,6 +203,11 @@ impl CompiledPack {
                 .iter()
                 .flat_map(move |r| r.checks.iter().map(move |c| (p, r, c)))
         })
+    }
+
+    /// Its rules: the checks of its patterns and the rules of its schema layer.
+    pub fn rule_count(&self) -> usize {
+        self.check_count + self.schema.as_ref().map_or(0, |s| s.rules.len())
     }
 
     pub fn check(&self, id: &str) -> Option<&CompiledCheck> {
@@ -395,7 +433,18 @@ impl RuleSet {
         };
         let mut names = DocumentNames::default();
         for layer in &self.layers {
-            names = run.layer(layer, names);
+            if let Some(schema) = &layer.pack.schema {
+                // A document element the schema does not declare is not a document the
+                // rules above it were written for: they would only add noise. Any other
+                // schema violation still lets every rule run, so that a sender sees every
+                // problem at once.
+                if run.schema(layer, schema) {
+                    break;
+                }
+            }
+            if !layer.pack.patterns.is_empty() {
+                names = run.layer(layer, names);
+            }
         }
         Report::new(self.profile.clone(), self.rules_version(), run.findings, 0)
             .with_omitted(run.omitted)
@@ -647,6 +696,33 @@ impl<'d> Run<'d> {
         ev.into_names()
     }
 
+    /// Check the document against a schema pack's schema; its findings are fatal, listed
+    /// within the same bound as every other finding. True when the document element
+    /// itself is refused.
+    fn schema(&mut self, layer: &Layer, compiled: &CompiledSchema) -> bool {
+        let room = self.max_findings.saturating_sub(self.findings.len());
+        let (found, omitted) = compiled.schema.check_listing(self.doc, room);
+        self.omitted.fatal += omitted;
+        for f in found {
+            let id = f.class.rule_id();
+            let rule = compiled.rule(id);
+            let location = self.paths.location(f.node, &layer.pack.prefixes);
+            self.findings.push(Finding {
+                rule_id: id.to_string(),
+                severity: Severity::Fatal,
+                location,
+                message: f.message,
+                remediation: rule.map(|r| r.remediation.clone()).unwrap_or_default(),
+                business_terms: Vec::new(),
+                pack: layer.reference.clone(),
+                owner: rule.and_then(|r| r.owner.clone()),
+                about_rule: None,
+                layer: FindingLayer::Schema,
+            });
+        }
+        !compiled.schema.declares_root(self.doc)
+    }
+
     /// A rule's context could not be selected: an engine error for each active check, at
     /// the document element.
     fn context_failed(
@@ -736,6 +812,7 @@ impl<'d> Run<'d> {
             pack: layer.reference.clone(),
             owner: c.owner.clone(),
             about_rule: None,
+            layer: FindingLayer::Rules,
         });
     }
 
@@ -790,6 +867,7 @@ impl<'d> Run<'d> {
             pack: layer.reference.clone(),
             owner: None,
             about_rule: Some(about.to_string()),
+            layer: FindingLayer::Rules,
         });
     }
 }

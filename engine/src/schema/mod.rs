@@ -44,6 +44,14 @@ pub const RULE_UNEXPECTED: &str = "UBL-XSD-UNEXPECTED";
 pub const RULE_MISSING: &str = "UBL-XSD-MISSING";
 pub const RULE_VALUE: &str = "UBL-XSD-VALUE";
 pub const RULE_ATTRIBUTE: &str = "UBL-XSD-ATTRIBUTE";
+/// Every rule id the validator reports; a schema pack declares each once.
+pub const RULE_IDS: &[&str] = &[
+    RULE_ROOT,
+    RULE_UNEXPECTED,
+    RULE_MISSING,
+    RULE_VALUE,
+    RULE_ATTRIBUTE,
+];
 
 /// Why a schema did not compile.
 #[derive(Debug, thiserror::Error)]
@@ -181,7 +189,7 @@ impl Schema {
     }
 
     /// The UBL 2.1 Invoice and CreditNote schemas under `xsd_dir` (the directory holding
-    /// `maindoc/` and `common/`, e.g. `rulepacks/ubl-2.1-xsd/xsd`).
+    /// `maindoc/` and `common/`, e.g. `rulepacks/ubl-2.1-xsd/2.1/xsd`).
     pub fn ubl_2_1(xsd_dir: &Path) -> Result<Schema, SchemaError> {
         let invoice = xsd_dir.join("maindoc/UBL-Invoice-2.1.xsd");
         let credit_note = xsd_dir.join("maindoc/UBL-CreditNote-2.1.xsd");
@@ -230,18 +238,4 @@ fn display_name(ns: &str, local: &str) -> String {
         None if ns.is_empty() => local.to_string(),
         None => format!("{{{ns}}}{local}"),
     }
-}
-
-/// The `(prefix, uri)` pairs for readable finding paths.
-pub fn ubl_prefixes() -> Vec<(&'static str, &'static str)> {
-    [
-        "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2",
-        "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2",
-        "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2",
-        "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2",
-        "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2",
-    ]
-    .into_iter()
-    .filter_map(|ns| known_prefix(ns).map(|p| (p, ns)))
-    .collect()
 }

@@ -5,7 +5,7 @@ use super::*;
 use crate::document::Document;
 
 pub(crate) fn xsd_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../rulepacks/ubl-2.1-xsd/xsd")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../rulepacks/ubl-2.1-xsd/2.1/xsd")
 }
 
 fn ubl() -> &'static Schema {
@@ -80,11 +80,6 @@ fn a_misspelt_element_names_what_was_expected() {
         f[0].message,
         "expected cbc:CopyIndicator | cbc:UUID | cbc:IssueDate after cbc:ID, found cbc:IssueDat"
     );
-    let doc = Document::parse(xml.as_bytes()).unwrap();
-    let found = ubl().findings(&doc, "ubl-2.1-xsd@2.1");
-    assert_eq!(found[0].rule_id, RULE_UNEXPECTED);
-    assert_eq!(found[0].location.path, "/ubl:Invoice/cbc:IssueDat");
-    assert_eq!(found[0].location.line, 4);
 }
 
 #[test]

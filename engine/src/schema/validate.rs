@@ -3,7 +3,6 @@
 //! name in the table, then a comparison of particle indexes).
 
 use crate::document::{Document, NameId, NodeId, NodeKind};
-use crate::report::{Finding, Location, PathBuilder, PrefixMap, Severity};
 
 use super::{display_name, Body, Schema, Sequence, TypeId, NO_TYPE};
 
@@ -39,16 +38,6 @@ impl Class {
             Class::Attribute => super::RULE_ATTRIBUTE,
         }
     }
-
-    fn remediation(self) -> &'static str {
-        match self {
-            Class::Root => "Send a UBL 2.1 Invoice or CreditNote: the document element must be ubl:Invoice or cn:CreditNote in its UBL namespace.",
-            Class::Unexpected => "Check the element's spelling, namespace and position: UBL fixes the order of the children of every element, and each may occur only as often as the schema allows.",
-            Class::Missing => "Add the mandatory element at the position the UBL 2.1 schema gives it.",
-            Class::Value => "Write the value in the lexical form of its XML Schema type (dates as YYYY-MM-DD, amounts as decimals with a dot, indicators as true or false).",
-            Class::Attribute => "Add the required attribute (currencyID on amounts, unitCode on quantities, mimeCode on binary objects) or remove the attribute the schema does not declare.",
-        }
-    }
 }
 
 /// One schema violation, at a node of the document.
@@ -65,6 +54,9 @@ struct Walk<'a> {
     /// Document name id → schema element name id (NO_NAME: the schema does not know it).
     names: Vec<u32>,
     out: Vec<SchemaFinding>,
+    /// Findings listed at most; the rest are counted in `omitted`.
+    limit: usize,
+    omitted: usize,
 }
 
 impl Walk<'_> {
@@ -93,6 +85,10 @@ impl Walk<'_> {
     }
 
     fn push(&mut self, class: Class, node: NodeId, message: String) {
+        if self.out.len() >= self.limit {
+            self.omitted += 1;
+            return;
+        }
         self.out.push(SchemaFinding {
             class,
             node,
@@ -418,7 +414,22 @@ impl Schema {
     /// Validate `doc`; findings in the order a streaming validator meets them (an
     /// element's attributes and unexpected children before their subtrees, a missing
     /// trailing element at its parent's end).
+    /// Whether the document element is one the schema declares (else the only finding is
+    /// `UBL-XSD-ROOT`).
+    pub fn declares_root(&self, doc: &Document) -> bool {
+        doc.element_name(doc.document_element())
+            .map(|n| doc.qname(n))
+            .and_then(|q| self.lookup(&q.namespace, &q.local))
+            .is_some_and(|n| self.roots.iter().any(|&(r, _)| r == n))
+    }
+
     pub fn check(&self, doc: &Document) -> Vec<SchemaFinding> {
+        self.check_listing(doc, usize::MAX).0
+    }
+
+    /// [`Schema::check`] listing at most `max` findings; the rest are only counted (the
+    /// second value), so memory stays bounded whatever a document contains.
+    pub fn check_listing(&self, doc: &Document, max: usize) -> (Vec<SchemaFinding>, usize) {
         let names = (0..doc.name_count() as u32)
             .map(|i| {
                 let q = doc.qname(NameId(i));
@@ -430,6 +441,8 @@ impl Schema {
             doc,
             names,
             out: Vec::new(),
+            limit: max,
+            omitted: 0,
         };
         let root = doc.document_element();
         let n = walk.name_of(root);
@@ -449,32 +462,6 @@ impl Schema {
                 walk.push(Class::Root, root, msg);
             }
         }
-        walk.out
-    }
-
-    /// [`Schema::check`] as report findings of the pack `pack` (`id@version`).
-    pub fn findings(&self, doc: &Document, pack: &str) -> Vec<Finding> {
-        let raw = self.check(doc);
-        if raw.is_empty() {
-            return Vec::new();
-        }
-        let prefixes = PrefixMap::new(super::ubl_prefixes());
-        let mut paths = PathBuilder::new(doc);
-        raw.into_iter()
-            .map(|f| {
-                let location: Location = paths.location(f.node, &prefixes);
-                Finding {
-                    rule_id: f.class.rule_id().to_string(),
-                    severity: Severity::Fatal,
-                    location,
-                    message: f.message,
-                    remediation: f.class.remediation().to_string(),
-                    business_terms: Vec::new(),
-                    pack: pack.to_string(),
-                    owner: Some("sender-mapping".to_string()),
-                    about_rule: None,
-                }
-            })
-            .collect()
+        (walk.out, walk.omitted)
     }
 }
