@@ -104,9 +104,11 @@ pub fn judge_pack(pack: &CompiledPack, results: &HashMap<PathBuf, FixtureResult>
     let mut out = PackFixtures::default();
     // Every rule with its flag and fixtures: the schema layer's first (fatal), then the
     // patterns' checks.
-    let schema_rules = pack.schema.iter().flat_map(|s| &s.rules).map(|r| {
-        (&r.id, Severity::Fatal, &r.fixtures_pass, &r.fixtures_fail)
-    });
+    let schema_rules = pack
+        .schema
+        .iter()
+        .flat_map(|s| &s.rules)
+        .map(|r| (&r.id, Severity::Fatal, &r.fixtures_pass, &r.fixtures_fail));
     let checks = pack
         .checks()
         .map(|(_, _, c)| (&c.id, c.flag, &c.fixtures_pass, &c.fixtures_fail));

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::yamlpos::Seg;
-use super::{Diagnostic, FixturesDef, Source, PackDef};
+use super::{Diagnostic, FixturesDef, PackDef, Source};
 use crate::schema::{self, Schema, SchemaSource};
 
 /// `schema:` in `pack.yaml`.
@@ -138,7 +138,9 @@ pub(super) fn load(
         if escapes(rel) {
             diags.push(pack.at_value(
                 &[Seg::Key("schema"), Seg::Key("documents"), Seg::Index(i)],
-                format!("schema document `{rel}` must be a relative path inside the pack directory"),
+                format!(
+                    "schema document `{rel}` must be a relative path inside the pack directory"
+                ),
             ));
             return None;
         }
@@ -169,7 +171,14 @@ fn check_rules(dir: &Path, pack: &Source<PackDef>, def: &SchemaDef, diags: &mut 
     let known = schema::RULE_IDS;
     let fixtures = dir.join("fixtures");
     for (i, r) in def.rules.iter().enumerate() {
-        let at = |key: &'static str| [Seg::Key("schema"), Seg::Key("rules"), Seg::Index(i), Seg::Key(key)];
+        let at = |key: &'static str| {
+            [
+                Seg::Key("schema"),
+                Seg::Key("rules"),
+                Seg::Index(i),
+                Seg::Key(key),
+            ]
+        };
         if !known.contains(&r.id.as_str()) {
             diags.push(pack.at(
                 &at("id"),

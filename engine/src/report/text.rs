@@ -69,7 +69,7 @@ mod tests {
                 pack: "en@1".into(),
                 owner: None,
                 about_rule: None,
-                layer: super::FindingLayer::Rules,
+                layer: crate::report::FindingLayer::Rules,
             }],
             12,
         );

@@ -254,8 +254,18 @@ fn compile_schema(src: &PackSource) -> Option<CompiledSchema> {
             title: r.title.trim().to_string(),
             remediation: r.remediation.trim().to_string(),
             owner: r.owner.clone(),
-            fixtures_pass: r.fixtures.pass.iter().map(|f| fixtures_dir.join(f)).collect(),
-            fixtures_fail: r.fixtures.fail.iter().map(|f| fixtures_dir.join(f)).collect(),
+            fixtures_pass: r
+                .fixtures
+                .pass
+                .iter()
+                .map(|f| fixtures_dir.join(f))
+                .collect(),
+            fixtures_fail: r
+                .fixtures
+                .fail
+                .iter()
+                .map(|f| fixtures_dir.join(f))
+                .collect(),
             pos: source_pos(
                 &src.pack.file,
                 src.pack.positions.locate(&[

@@ -29,10 +29,10 @@ pub use compile::{build_ruleset, compile_dir, compile_pack, Compilation, Compile
 use crate::doctype::{DocumentGate, Scope, NO_PROFILE};
 use crate::document::{Document, NodeId, ParseError};
 use crate::pack::{DocumentTypeDef, OverrideAction};
-use crate::schema::Schema;
 use crate::report::{
     Counts, Finding, FindingLayer, PathBuilder, PrefixMap, Report, Severity, ENGINE_ERROR,
 };
+use crate::schema::Schema;
 use crate::xpath::{DocumentNames, EvalError, Evaluator, Expr, RegionSelector, VarSlot};
 
 /// A place in a pack file.
