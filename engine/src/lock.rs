@@ -155,7 +155,7 @@ impl PackLock {
         // A schema pack's schema files, each as the schema compiler read it.
         for (path, sha256) in src.schema.iter().flat_map(|s| &s.files) {
             files.push(LockedFile {
-                path: relative(&src.dir, path).unwrap_or_else(|| path.display().to_string()),
+                path: path.clone(),
                 sha256: sha256.clone(),
             });
         }

@@ -308,3 +308,24 @@ fn schema_files_must_stay_inside_the_pack() {
         "{d:#?}"
     );
 }
+
+#[test]
+fn the_lock_matches_whatever_path_names_the_directory() {
+    // A rule-pack directory named through `..` (as a test binary's manifest dir does):
+    // the schema files read must still be named relative to the pack.
+    let roundabout = repo().join("engine/../rulepacks");
+    let c = compile_dir(&roundabout);
+    assert!(c.is_ok(), "{:#?}", c.diagnostics);
+    let locks = invex_engine::lock::Locks::of(&c).expect("locks");
+    for (dir, actual) in &locks.packs {
+        let locked = invex_engine::lock::PackLock::read(dir)
+            .expect("readable")
+            .expect("a committed lock");
+        let differences = locked.differences(actual);
+        assert!(
+            differences.is_empty(),
+            "{}: {differences:?}",
+            actual.reference()
+        );
+    }
+}

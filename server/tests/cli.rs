@@ -40,8 +40,9 @@ fn valid_example_exits_zero_with_a_json_report() {
         .as_str()
         .unwrap()
         .contains("seller country (BT-40) SK and buyer country (BT-55) SK"));
-    assert_eq!(report["rules_version"][0], "en16931-ubl@1.3.16");
-    assert_eq!(report["rules_version"][2], "sk-national@2027.1");
+    assert_eq!(report["rules_version"][0], "ubl-2.1-xsd@2.1");
+    assert_eq!(report["rules_version"][1], "en16931-ubl@1.3.16");
+    assert_eq!(report["rules_version"][3], "sk-national@2027.1");
 }
 
 #[test]
@@ -369,4 +370,67 @@ fn serve_shows_a_generated_bootstrap_key_and_never_a_configured_one() {
     );
     let generated = start(None);
     assert!(generated.contains("shown once"), "{generated}");
+}
+
+/// The schema layer's findings in each output format (issue 17).
+#[test]
+fn schema_findings_in_every_format() {
+    let file = "rulepacks/ubl-2.1-xsd/2.1/fixtures/unexpected-misspelt-element.xml";
+    let expected =
+        "expected cbc:CopyIndicator | cbc:UUID | cbc:IssueDate after cbc:ID, found cbc:IssueDat";
+
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3-sk",
+        "--format",
+        "text",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    let first = text.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!("fatal UBL-XSD-UNEXPECTED at /ubl:Invoice/cbc:IssueDat (8:3): {expected}")
+    );
+    assert!(
+        text.contains("rules ubl-2.1-xsd@2.1, en16931-ubl@1.3.16"),
+        "{text}"
+    );
+
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3-sk",
+        "--format",
+        "json",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["findings"][0]["rule_id"], "UBL-XSD-UNEXPECTED");
+    assert_eq!(report["findings"][0]["layer"], "schema");
+    assert_eq!(report["findings"][0]["message"], expected);
+    // The rules still ran: the issue date is missing for them too.
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule_id"] == "BR-03" && f["layer"] == "rules"));
+
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3-sk",
+        "--format",
+        "svrl",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let svrl = stdout(&o);
+    assert!(
+        svrl.contains(r#"<svrl:failed-assert id="UBL-XSD-UNEXPECTED" flag="fatal" location="/ubl:Invoice/cbc:IssueDat" test="">"#),
+        "{svrl}"
+    );
 }

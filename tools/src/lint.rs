@@ -129,7 +129,7 @@ pub fn lint(dir: &Path) -> LintReport {
             .sources
             .packs
             .iter()
-            .map(|p| p.checks().len())
+            .map(|p| p.checks().len() + p.pack.def.schema.as_ref().map_or(0, |s| s.rules.len()))
             .sum(),
         ..LintReport::default()
     };
@@ -166,6 +166,21 @@ pub fn lint(dir: &Path) -> LintReport {
                     format!(
                         "{label} of {reference} runs on the xee-xpath fallback: {}",
                         expr.fallback_reason().unwrap_or("not supported natively")
+                    ),
+                ));
+            }
+        }
+        for r in pack.schema.iter().flat_map(|s| &s.rules) {
+            if r.fixtures_pass.is_empty() || r.fixtures_fail.is_empty() {
+                report.items.push(item(
+                    Level::Warning,
+                    "fixtures",
+                    &r.pos.file,
+                    r.pos.line,
+                    r.pos.column,
+                    format!(
+                        "schema rule {} of {reference} needs a pass and a fail fixture",
+                        r.id
                     ),
                 ));
             }

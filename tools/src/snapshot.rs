@@ -1,11 +1,12 @@
 //! `invex rules snapshot`: the rule catalogue as stable YAML (for insta snapshot tests).
 //!
 //! Per pack: id, version, title, overrides; per assert or report: id, kind, flag,
-//! pattern, context and the SHA-256 of its test text (trimmed). Then the profiles.
+//! pattern, context and the SHA-256 of its test text (trimmed); per schema rule the same,
+//! with the SHA-256 over the schema files. Then the profiles.
 
 use std::path::Path;
 
-use invex_engine::pack::{load_dir, LoadError, OverrideAction, Severity};
+use invex_engine::pack::{load_dir, LoadError, OverrideAction, PackSource, Severity};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -36,7 +37,7 @@ pub struct OverrideEntry {
 #[derive(Debug, Serialize)]
 pub struct RuleEntry {
     pub id: String,
-    /// `assert` or `report`.
+    /// `assert`, `report`, or `schema` (a schema pack's rule).
     pub kind: &'static str,
     pub flag: Severity,
     pub pattern: String,
@@ -54,6 +55,31 @@ pub struct ProfileEntry {
 /// SHA-256 (hex) of a test's text, surrounding whitespace removed.
 pub fn test_hash(test: &str) -> String {
     hex::encode(Sha256::digest(test.trim().as_bytes()))
+}
+
+/// A schema pack's rules: kind `schema`, pattern `schema`, context `/`, and for the test
+/// hash the SHA-256 over the schema files read (path and digest, in reading order), so
+/// that a change to any schema file shows in the snapshot of every rule it feeds.
+fn schema_rules(p: &PackSource) -> Vec<RuleEntry> {
+    let (Some(def), Some(loaded)) = (&p.pack.def.schema, &p.schema) else {
+        return Vec::new();
+    };
+    let mut listing = String::new();
+    for (path, sha256) in &loaded.files {
+        listing.push_str(&format!("{sha256}  {path}\n"));
+    }
+    let schema_hash = test_hash(&listing);
+    def.rules
+        .iter()
+        .map(|r| RuleEntry {
+            id: r.id.clone(),
+            kind: "schema",
+            flag: Severity::Fatal,
+            pattern: "schema".to_string(),
+            context: "/".to_string(),
+            test_sha256: schema_hash.clone(),
+        })
+        .collect()
 }
 
 /// Build the catalogue of the rule-pack directory `dir`.
@@ -80,10 +106,9 @@ pub fn catalogue(dir: &Path) -> Result<Catalogue, LoadError> {
                     flag: o.flag,
                 })
                 .collect(),
-            rules: p
-                .checks()
+            rules: schema_rules(p)
                 .into_iter()
-                .map(|(at, c)| {
+                .chain(p.checks().into_iter().map(|(at, c)| {
                     let pattern = &p.patterns[at.pattern].def;
                     RuleEntry {
                         id: c.id.clone(),
@@ -97,7 +122,7 @@ pub fn catalogue(dir: &Path) -> Result<Catalogue, LoadError> {
                         context: pattern.rules[at.rule].context.trim().to_string(),
                         test_sha256: test_hash(&c.test),
                     }
-                })
+                }))
                 .collect(),
         })
         .collect();

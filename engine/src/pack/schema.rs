@@ -55,8 +55,9 @@ pub struct SchemaRuleDef {
 #[derive(Clone, Debug)]
 pub struct LoadedSchema {
     pub schema: Arc<Schema>,
-    /// Every file read, with its SHA-256 (lowercase hex), in reading order.
-    pub files: Vec<(PathBuf, String)>,
+    /// Every file read, relative to the pack directory (`/`-separated), with its SHA-256
+    /// (lowercase hex), in reading order.
+    pub files: Vec<(String, String)>,
 }
 
 /// The largest schema file read: the UBL 2.1 files are at most 300 KB; a larger file is
@@ -66,7 +67,7 @@ const MAX_SCHEMA_FILE: u64 = 8 * 1024 * 1024;
 /// Reads schema files from inside one pack directory only, recording what it read.
 struct PackFiles {
     dir: PathBuf,
-    read: RefCell<Vec<(PathBuf, String)>>,
+    read: RefCell<Vec<(String, String)>>,
 }
 
 /// `a/./b/../c` → `a/c`, without touching the file system.
@@ -89,13 +90,18 @@ impl SchemaSource for PackFiles {
         use std::io::{Error, ErrorKind, Read};
         // A schemaLocation may climb out of its folder (`../common/…`) but not out of the
         // pack: a pack is what its lock covers.
-        if !lexical(path).starts_with(&self.dir) {
+        let path = lexical(path);
+        let Ok(rel) = path.strip_prefix(&self.dir) else {
             return Err(Error::new(
                 ErrorKind::PermissionDenied,
                 "outside the pack directory",
             ));
-        }
-        let file = std::fs::File::open(path)?;
+        };
+        let rel: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let file = std::fs::File::open(&path)?;
         let mut bytes = Vec::new();
         file.take(MAX_SCHEMA_FILE + 1).read_to_end(&mut bytes)?;
         if bytes.len() as u64 > MAX_SCHEMA_FILE {
@@ -106,7 +112,7 @@ impl SchemaSource for PackFiles {
         }
         self.read
             .borrow_mut()
-            .push((path.to_path_buf(), crate::lock::sha256_hex(&bytes)));
+            .push((rel.join("/"), crate::lock::sha256_hex(&bytes)));
         Ok(bytes)
     }
 }
