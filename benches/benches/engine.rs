@@ -1,6 +1,7 @@
-//! Engine benchmarks: parse only vs parse + validate, and the schema layer (UBL 2.1 XSD)
-//! on its own over a parsed document, for a typical invoice and for generated invoices of
-//! 1,000 and 10,000 lines (BENCHMARKS.md records the results).
+//! Engine benchmarks: parse only vs parse + validate (with the profile's schema layer, and
+//! without it), and the schema layer (UBL 2.1 XSD) on its own over a parsed document, for
+//! a typical invoice and for generated invoices of 1,000 and 10,000 lines (BENCHMARKS.md
+//! records the results).
 //!
 //! Run: `cargo bench -p invex-benches --bench engine`
 //! Profile: `INVEX_BENCH_PROFILE=en16931-ubl` (default) or any profile of `rulepacks/`.
@@ -12,7 +13,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use invex_benches::generate_invoice;
 use invex_engine::document::Document;
 use invex_engine::registry::Catalog;
-use invex_engine::schema::Schema;
+use invex_engine::rules::build_ruleset;
 
 // The same allocator as the `invex` binary.
 #[global_allocator]
@@ -51,8 +52,24 @@ fn engine(c: &mut Criterion) {
         .ruleset(&profile)
         .unwrap_or_else(|| panic!("profile {profile} exists"));
 
-    let schema = Schema::ubl_2_1(&repo().join("rulepacks/ubl-2.1-xsd/2.1/xsd"))
-        .expect("the UBL 2.1 schemas compile");
+    // The profile's schema layer, and the profile without it: what the layer adds.
+    let schema = ruleset
+        .packs()
+        .find_map(|p| p.schema.as_ref())
+        .map(|s| s.schema.clone())
+        .unwrap_or_else(|| panic!("profile {profile} has a schema layer"));
+    let rules_only = build_ruleset(
+        format!("{profile} without its schema layer"),
+        None,
+        ruleset
+            .layers()
+            .iter()
+            .filter(|l| l.pack.schema.is_none())
+            .map(|l| l.pack.clone())
+            .collect(),
+        None,
+    )
+    .expect("the rule packs stack without the schema pack");
 
     let mut group = c.benchmark_group("engine");
     group.measurement_time(Duration::from_secs(8));
@@ -68,6 +85,11 @@ fn engine(c: &mut Criterion) {
             BenchmarkId::new("parse+validate", &name),
             &bytes,
             |b, bytes| b.iter(|| ruleset.validate_bytes(bytes).expect("validates")),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("parse+validate-without-schema", &name),
+            &bytes,
+            |b, bytes| b.iter(|| rules_only.validate_bytes(bytes).expect("validates")),
         );
         // The schema layer alone, over the parsed document: what it adds to a validation.
         let doc = Document::parse(&bytes).expect("parses");

@@ -198,6 +198,7 @@ async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
     assert_eq!(
         valid["rules_version"],
         json!([
+            "ubl-2.1-xsd@2.1",
             "en16931-ubl@1.3.16",
             "peppol-bis3@2026.5",
             "sk-national@2027.1"

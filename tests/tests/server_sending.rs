@@ -527,7 +527,7 @@ async fn the_evidence_package_holds_everything_and_verifies_offline() {
     assert_eq!(responses, ["transmitted", "MLS:AB", "IR:UQ"]);
     assert_eq!(
         package["rules_version"]["packs"].as_array().unwrap().len(),
-        3
+        4
     );
     assert_eq!(package["validation"]["verdict"], "valid");
     assert!(package["transmission_id"].is_string());
