@@ -20,6 +20,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use arc_swap::ArcSwap;
+use chrono::NaiveDate;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 
@@ -66,6 +67,14 @@ pub struct ProfileInfo {
     pub documents: Vec<String>,
     /// The specification identifiers (BT-24) detection picks it for (prefixes).
     pub customization_ids: Vec<String>,
+    /// The first day the version is in force (`YYYY-MM-DD`); absent: from the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// The last day it is in force; absent: until a later version replaces it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
+    /// Whether a bare name (or detection) picks this version today.
+    pub current: bool,
 }
 
 /// A summary of a pack, for listings.
@@ -128,18 +137,64 @@ impl Catalog {
         }
     }
 
-    /// A profile by `id@version`, or by `id` alone (its highest version).
+    /// A profile by `id@version`, or by `id` alone (the newest version in force today).
     pub fn profile(&self, name: &str) -> Option<&ProfileEntry> {
-        match name.split_once('@') {
-            Some((id, version)) => self
+        self.resolve(name, today()).ok().map(|(p, _)| p)
+    }
+
+    /// A profile by `id@version` (always that version), or by `id` alone: the newest
+    /// version in force on `day`, with a sentence saying which and why.
+    pub fn resolve(
+        &self,
+        name: &str,
+        day: NaiveDate,
+    ) -> Result<(&ProfileEntry, Option<String>), ResolveError> {
+        if let Some((id, version)) = name.split_once('@') {
+            return self
                 .profiles
                 .iter()
-                .find(|p| p.def.id == id && p.def.version == version),
-            None => self.profiles.iter().rev().find(|p| p.def.id == name),
+                .find(|p| p.def.id == id && p.def.version == version)
+                .map(|p| (p, None))
+                .ok_or(ResolveError::Unknown);
+        }
+        let versions: Vec<&ProfileEntry> =
+            self.profiles.iter().filter(|p| p.def.id == name).collect();
+        if versions.is_empty() {
+            return Err(ResolveError::Unknown);
+        }
+        // Sorted by version: the last in force is the newest.
+        match versions.iter().rev().find(|p| p.def.in_force(day)) {
+            Some(p) => {
+                let reason = format!(
+                    "{}: the newest version of {name} in force on {day} (in force {}{})",
+                    p.def.reference(),
+                    p.def.window(),
+                    if versions.len() > 1 {
+                        format!(
+                            "; versions: {}",
+                            versions
+                                .iter()
+                                .map(|v| format!("{} {}", v.def.version, v.def.window()))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+                Ok((p, Some(reason)))
+            }
+            None => Err(ResolveError::NotInForce {
+                day,
+                windows: versions
+                    .iter()
+                    .map(|v| format!("{} {}", v.def.reference(), v.def.window()))
+                    .collect(),
+            }),
         }
     }
 
-    /// The rule set of a profile named `id@version` or `id`.
+    /// The rule set of a profile named `id@version` or `id` (in force today).
     pub fn ruleset(&self, name: &str) -> Option<Arc<RuleSet>> {
         self.profile(name).map(|p| p.rules.clone())
     }
@@ -162,6 +217,11 @@ impl Catalog {
                     .map(|g| g.accepted.iter().map(DocumentTypeDef::clark).collect())
                     .unwrap_or_default(),
                 customization_ids: p.def.customization_ids.clone(),
+                valid_from: p.def.valid_from.clone(),
+                valid_until: p.def.valid_until.clone(),
+                current: self
+                    .profile(&p.def.id)
+                    .is_some_and(|c| c.def.version == p.def.version),
             })
             .collect()
     }
@@ -183,11 +243,11 @@ impl Catalog {
         self.packs.iter().map(|p| p.reference()).collect()
     }
 
-    /// The highest version of every profile.
-    fn latest_profiles(&self) -> Vec<&ProfileDef> {
+    /// The newest version of every profile in force on `day`.
+    fn latest_profiles(&self, day: NaiveDate) -> Vec<&ProfileDef> {
         let mut out: Vec<&ProfileDef> = Vec::new();
-        // Sorted by id then version: the last of each id is its highest version.
-        for p in &self.profiles {
+        // Sorted by id then version: the last in force of each id is its newest.
+        for p in self.profiles.iter().filter(|p| p.def.in_force(day)) {
             match out.last_mut() {
                 Some(last) if last.id == p.def.id => *last = &p.def,
                 _ => out.push(&p.def),
@@ -201,16 +261,52 @@ impl Catalog {
     /// refuses it (profile `none`, the finding `INVEX-DOCTYPE`). The reason when
     /// detection cannot choose among the profiles that take the document.
     pub fn detected_ruleset(&self, doc: &Document) -> Result<(Arc<RuleSet>, String), String> {
-        match detect_profile(doc, &self.latest_profiles(), &self.document_types) {
-            Detected::Profile(d) => match self.ruleset(&d.profile) {
-                Some(rules) => Ok((rules, format!("detected {}: {}", d.profile, d.reason))),
-                // Detection chooses among this catalogue's profiles.
-                None => Err(format!("detected {}, which is not installed", d.profile)),
+        self.detected_ruleset_at(doc, today())
+    }
+
+    /// [`Catalog::detected_ruleset`] among the profile versions in force on `day`.
+    pub fn detected_ruleset_at(
+        &self,
+        doc: &Document,
+        day: NaiveDate,
+    ) -> Result<(Arc<RuleSet>, String), String> {
+        match detect_profile(doc, &self.latest_profiles(day), &self.document_types) {
+            Detected::Profile(d) => match self.resolve(&d.profile, day) {
+                Ok((p, _)) => Ok((
+                    p.rules.clone(),
+                    format!(
+                        "detected {}: {}; version {} (in force {}) as of {day}",
+                        d.profile,
+                        d.reason,
+                        p.def.version,
+                        p.def.window()
+                    ),
+                )),
+                // Detection chooses among this catalogue's profiles in force on `day`.
+                Err(_) => Err(format!("detected {}, which is not installed", d.profile)),
             },
             Detected::Uncovered(why) => Ok((self.no_profile.clone(), why)),
             Detected::Undecided(why) => Err(why),
         }
     }
+}
+
+/// Why a profile name did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("no such profile is installed")]
+    Unknown,
+    #[error("no version is in force on {day}: {}", windows.join(", "))]
+    NotInForce {
+        day: NaiveDate,
+        /// Each version, `id@version` and its window.
+        windows: Vec<String>,
+    },
+}
+
+/// Today's date (UTC): the day a bare profile name resolves for when none is given.
+pub fn today() -> NaiveDate {
+    chrono::Utc::now().date_naive()
 }
 
 /// The outcome of the last load attempt, as the server exposes it.

@@ -97,6 +97,11 @@ struct ValidateArgs {
     /// document no installed profile takes is invalid (INVEX-DOCTYPE).
     #[arg(long, short, default_value = DEFAULT_PROFILE)]
     profile: String,
+    /// The day whose rules apply (YYYY-MM-DD) [default: today]: a bare profile name, and
+    /// detection, take the newest profile version in force on that day; `id@version`
+    /// always names that version.
+    #[arg(long, value_name = "DATE", value_parser = parse_day)]
+    at: Option<chrono::NaiveDate>,
     /// Output format (several files with json: JSON Lines with a `file` member).
     #[arg(long, short, value_enum, default_value_t = FormatArg::Json)]
     format: FormatArg,
@@ -268,6 +273,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 format: args.format.into(),
                 rulepacks: rulepacks_dir(args.rulepacks),
                 progress,
+                at: args.at.unwrap_or_else(invex_engine::registry::today),
             };
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
@@ -382,7 +388,7 @@ fn conformance(
     let catalog = invex_engine::registry::Catalog::load(dir)?;
     let mut all_agree = true;
     for target in TARGETS {
-        if !profiles.is_empty() && !profiles.iter().any(|p| p == target.profile) {
+        if !profiles.is_empty() && !profiles.iter().any(|p| target.is_named(p)) {
             continue;
         }
         let Some(ruleset) = catalog.ruleset(target.profile) else {
@@ -438,4 +444,9 @@ mod tests {
         assert!(Cli::try_parse_from(["invex", "validate"]).is_err());
         assert!(Cli::try_parse_from(["invex", "validate", "--format", "xml", "a"]).is_err());
     }
+}
+
+/// `--at`: a calendar day, `YYYY-MM-DD`.
+fn parse_day(s: &str) -> Result<chrono::NaiveDate, String> {
+    invex_engine::pack::parse_date(s).ok_or_else(|| format!("`{s}` is not a date YYYY-MM-DD"))
 }

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use axum::http::StatusCode;
 use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
-use invex_engine::registry::Catalog;
+use chrono::NaiveDate;
+use invex_engine::registry::{Catalog, ResolveError};
 use invex_engine::report::Report;
 use invex_engine::rules::RuleSet;
 use serde::Serialize;
@@ -51,6 +52,7 @@ pub struct Validated {
 pub async fn validate(
     state: &AppState,
     profile: Option<String>,
+    at: NaiveDate,
     file_name: Option<String>,
     bytes: bytes::Bytes,
 ) -> Result<Validated, Problem> {
@@ -65,6 +67,7 @@ pub async fn validate(
             check(
                 &catalog,
                 profile.as_deref(),
+                at,
                 &doc,
                 &bytes,
                 start,
@@ -101,12 +104,13 @@ pub fn parse(bytes: &[u8], limits: &ParseLimits) -> Result<Document, Problem> {
 pub fn check(
     catalog: &Catalog,
     profile: Option<&str>,
+    at: NaiveDate,
     doc: &Document,
     bytes: &[u8],
     start: Instant,
     max_findings: usize,
 ) -> Result<Checked, Problem> {
-    let (mut report, rules) = run(catalog, profile, doc, max_findings)?;
+    let (mut report, rules) = run(catalog, profile, at, doc, max_findings)?;
     report.duration_us = start.elapsed().as_micros() as u64;
     Ok(Checked {
         report,
@@ -157,9 +161,12 @@ pub fn record(principal: &Principal, result: &ValidationResult) -> ValidationRec
     }
 }
 
+/// The rules of `profile` (a bare name: its newest version in force on `at`), or of the
+/// profile detected among the versions in force on `at`.
 fn run(
     catalog: &Catalog,
     profile: Option<&str>,
+    at: NaiveDate,
     doc: &Document,
     max_findings: usize,
 ) -> Result<(Report, Arc<RuleSet>), Problem> {
@@ -168,23 +175,33 @@ fn run(
             "no rule packs are loaded; see GET /v1/rulepacks for the last load error",
         ));
     }
-    let (rules, detection) = match profile {
-        Some(name) => (
-            catalog
-                .ruleset(name)
-                .ok_or_else(|| unknown_profile(catalog, name))?,
-            None,
-        ),
+    let (rules, detection, resolution) = match profile {
+        Some(name) => match catalog.resolve(name, at) {
+            Ok((p, why)) => (p.rules.clone(), None, why),
+            Err(ResolveError::Unknown) => return Err(unknown_profile(catalog, name)),
+            Err(e) => return Err(not_in_force(name, &e)),
+        },
         None => {
             let (rules, note) = catalog
-                .detected_ruleset(doc)
+                .detected_ruleset_at(doc, at)
                 .map_err(|why| undetected_profile(catalog, &why))?;
-            (rules, Some(note))
+            (rules, Some(note), None)
         }
     };
     let mut report = rules.validate_listing(doc, max_findings);
     report.detection = detection;
+    report.resolution = resolution;
     Ok((report, rules))
+}
+
+/// A bare profile name none of whose versions is in force on the day asked for.
+fn not_in_force(name: &str, e: &ResolveError) -> Problem {
+    Problem::new(
+        StatusCode::BAD_REQUEST,
+        "unknown-profile",
+        "Unknown profile",
+        format!("profile `{name}`: {e}; name a version as `{name}@VERSION` or choose another `at`"),
+    )
 }
 
 fn unknown_profile(catalog: &Catalog, name: &str) -> Problem {

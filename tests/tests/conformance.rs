@@ -24,9 +24,9 @@ fn run(profile: &str, only: &[&str]) -> Option<ProfileConformance> {
     let catalog = Catalog::load(&rulepacks()).expect("shipped packs compile");
     let target: &Target = TARGETS
         .iter()
-        .find(|t| t.profile == profile)
+        .find(|t| t.is_named(profile))
         .expect("a conformance target");
-    let ruleset = catalog.ruleset(profile).expect("profile is shipped");
+    let ruleset = catalog.ruleset(target.profile).expect("profile is shipped");
     let only: Vec<String> = only.iter().map(|s| s.to_string()).collect();
     let m = measure(&corpus, &ruleset, target, &only).expect("corpus readable");
     println!("{}", m.render());

@@ -358,6 +358,7 @@ pub fn agreement(
 /// configurations that belong to it.
 #[derive(Clone, Copy, Debug)]
 pub struct Target {
+    /// The exact profile version (`id@version`) the artefacts describe.
     pub profile: &'static str,
     pub expected: &'static str,
     pub configurations: &'static [&'static str],
@@ -366,12 +367,12 @@ pub struct Target {
 /// The official artefacts each shipped profile must agree with.
 pub const TARGETS: &[Target] = &[
     Target {
-        profile: "en16931-ubl",
+        profile: "en16931-ubl@1.3.16",
         expected: "en16931-ubl-1.3.16",
         configurations: &["tc434-ubl"],
     },
     Target {
-        profile: "peppol-bis3",
+        profile: "peppol-bis3@2026.5",
         expected: "peppol-bis3-2026.5",
         configurations: &[
             "peppolbis-en16931-base-3.0-ubl",
@@ -379,6 +380,13 @@ pub const TARGETS: &[Target] = &[
         ],
     },
 ];
+
+impl Target {
+    /// Whether `name` (`id` or `id@version`) names this target's profile.
+    pub fn is_named(&self, name: &str) -> bool {
+        name == self.profile || self.profile.split('@').next() == Some(name)
+    }
+}
 
 /// Conformance figures of one profile.
 #[derive(Debug)]

@@ -6,10 +6,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use chrono::NaiveDate;
 use indicatif::{ProgressBar, ProgressStyle};
 use invex_engine::document::Document;
 use invex_engine::pack::LoadError;
-use invex_engine::registry::Catalog;
+use invex_engine::registry::{Catalog, ResolveError};
 use invex_engine::report::{to_svrl, to_text, Report};
 use invex_engine::rules::{self, RuleSet};
 use rayon::prelude::*;
@@ -61,6 +62,9 @@ pub struct ValidateOptions {
     pub rulepacks: PathBuf,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// The day whose rules apply: a bare profile name (and detection) takes the newest
+    /// profile version in force on it.
+    pub at: NaiveDate,
 }
 
 /// How a validation run ended; maps to the exit code.
@@ -91,6 +95,8 @@ pub enum ValidateError {
     Load { dir: PathBuf, errors: LoadError },
     #[error("unknown profile `{name}` (available: {available})")]
     UnknownProfile { name: String, available: String },
+    #[error("profile `{name}`: {reason}")]
+    NotInForce { name: String, reason: String },
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
 }
@@ -109,12 +115,12 @@ pub type DetectedResult = Result<(Report, Arc<RuleSet>), String>;
 
 /// Validate one file with the profile detected from it. The report's `detection` says
 /// which profile and why.
-pub fn validate_file_detected(catalog: &Catalog, path: &Path) -> DetectedResult {
+pub fn validate_file_detected(catalog: &Catalog, path: &Path, at: NaiveDate) -> DetectedResult {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     let start = Instant::now();
     let doc = Document::parse(&bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
     let (rules, note) = catalog
-        .detected_ruleset(&doc)
+        .detected_ruleset_at(&doc, at)
         .map_err(|why| format!("no profile could be detected: {why}"))?;
     let mut report = rules.validate(&doc);
     report.detection = Some(note);
@@ -130,12 +136,25 @@ pub fn load_catalog(rulepacks: &Path) -> Result<Catalog, ValidateError> {
     })
 }
 
-/// Load the rule packs and pick the profile.
-pub fn load_ruleset(rulepacks: &Path, profile: &str) -> Result<Arc<RuleSet>, ValidateError> {
+/// Load the rule packs and pick the profile in force on `at`, with the sentence saying
+/// which version and why (for a bare name).
+pub fn load_ruleset(
+    rulepacks: &Path,
+    profile: &str,
+    at: NaiveDate,
+) -> Result<(Arc<RuleSet>, Option<String>), ValidateError> {
     let catalog = load_catalog(rulepacks)?;
-    catalog
-        .ruleset(profile)
-        .ok_or_else(|| ValidateError::UnknownProfile {
+    match catalog.resolve(profile, at) {
+        Ok((p, why)) => return Ok((p.rules.clone(), why)),
+        Err(e @ ResolveError::NotInForce { .. }) => {
+            return Err(ValidateError::NotInForce {
+                name: profile.to_string(),
+                reason: e.to_string(),
+            })
+        }
+        Err(ResolveError::Unknown) => {}
+    }
+    Err(ValidateError::UnknownProfile {
             name: profile.to_string(),
             available: {
                 let names: Vec<String> = catalog
@@ -161,15 +180,22 @@ pub fn run(
 ) -> Result<Outcome, ValidateError> {
     if opts.profile == AUTO_PROFILE {
         let catalog = load_catalog(&opts.rulepacks)?;
-        return run_detected(&catalog, opts.format, opts.progress, files, out, err);
+        return run_detected(&catalog, opts.at, opts.format, opts.progress, files, out, err);
     }
-    let rules = load_ruleset(&opts.rulepacks, &opts.profile)?;
-    run_with(&rules, opts.format, opts.progress, files, out, err)
+    let (rules, resolution) = load_ruleset(&opts.rulepacks, &opts.profile, opts.at)?;
+    run_files(opts.format, opts.progress, files, out, err, |path| {
+        validate_file(&rules, path).map(|mut report| {
+            report.resolution = resolution.clone();
+            (report, &*rules)
+        })
+    })
 }
 
-/// [`run`] with profile detection per file, the catalog already loaded.
+/// [`run`] with profile detection per file among the versions in force on `at`, the
+/// catalog already loaded.
 pub fn run_detected(
     catalog: &Catalog,
+    at: NaiveDate,
     format: Format,
     progress: bool,
     files: &[PathBuf],
@@ -177,7 +203,7 @@ pub fn run_detected(
     err: &mut dyn Write,
 ) -> Result<Outcome, ValidateError> {
     run_files(format, progress, files, out, err, |path| {
-        validate_file_detected(catalog, path)
+        validate_file_detected(catalog, path, at)
     })
 }
 
@@ -296,6 +322,9 @@ fn write_result(
                     comment_safe(detection)
                 ));
             }
+            if let Some(resolution) = &report.resolution {
+                comments.push_str(&format!("<!-- profile {} -->\n", comment_safe(resolution)));
+            }
             if comments.is_empty() {
                 return write!(out, "{svrl}");
             }
@@ -309,6 +338,9 @@ fn write_result(
             }
             if let Some(detection) = &report.detection {
                 writeln!(out, "profile {}, {detection}", report.profile)?;
+            }
+            if let Some(resolution) = &report.resolution {
+                writeln!(out, "profile {resolution}")?;
             }
             write!(out, "{}", to_text(report))
         }
@@ -340,6 +372,7 @@ mod tests {
 
     fn opts(dir: &Path, format: Format) -> ValidateOptions {
         ValidateOptions {
+            at: invex_engine::registry::today(),
             profile: "prof".into(),
             format,
             rulepacks: dir.to_path_buf(),

@@ -252,6 +252,15 @@ pub struct ProfileDef {
     /// How detection treats the profile.
     #[serde(default, skip_serializing_if = "DetectionDef::is_default")]
     pub detection: DetectionDef,
+    /// The first day this version is in force (`YYYY-MM-DD`); absent: in force from the
+    /// start. A bare profile name resolves to the newest version in force on the day asked
+    /// for (today by default); `id@version` always names that version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<String>,
+    /// The last day this version is in force (`YYYY-MM-DD`, inclusive); absent: until a
+    /// later version replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
 }
 
 /// A profile's part in detection (`profile: auto`).
@@ -294,7 +303,30 @@ impl DetectionDef {
     }
 }
 
+/// A `YYYY-MM-DD` date of `profiles.yaml`.
+pub fn parse_date(s: &str) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+}
+
 impl ProfileDef {
+    /// Whether the version is in force on `day` (dates that do not parse were reported by
+    /// the loader and count as absent).
+    pub fn in_force(&self, day: chrono::NaiveDate) -> bool {
+        let from = self.valid_from.as_deref().and_then(parse_date);
+        let until = self.valid_until.as_deref().and_then(parse_date);
+        from.is_none_or(|f| f <= day) && until.is_none_or(|u| day <= u)
+    }
+
+    /// The window in words: `from 2026-11-23`, `2026-08-24 to 2027-02-23`, `always`.
+    pub fn window(&self) -> String {
+        match (&self.valid_from, &self.valid_until) {
+            (Some(f), Some(u)) => format!("{f} to {u}"),
+            (Some(f), None) => format!("from {f}"),
+            (None, Some(u)) => format!("until {u}"),
+            (None, None) => "always".to_string(),
+        }
+    }
+
     /// `id@version`.
     pub fn reference(&self) -> String {
         format!("{}@{}", self.id, self.version)
@@ -1035,6 +1067,29 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, prof) in p.def.profiles.iter().enumerate() {
         let at = |key: &'static str| [Seg::Key("profiles"), Seg::Index(i), Seg::Key(key)];
+        let mut dates = Vec::new();
+        for (key, value) in [("valid_from", &prof.valid_from), ("valid_until", &prof.valid_until)] {
+            if let Some(v) = value {
+                match parse_date(v) {
+                    Some(d) => dates.push(d),
+                    None => diags.push(p.at_value(
+                        &at(key),
+                        format!("{key} `{v}` of profile {} is not a date YYYY-MM-DD", prof.reference()),
+                    )),
+                }
+            }
+        }
+        if let [from, until] = dates[..] {
+            if until < from {
+                diags.push(p.at_value(
+                    &at("valid_until"),
+                    format!(
+                        "profile {} would be in force until {until}, before it starts ({from})",
+                        prof.reference()
+                    ),
+                ));
+            }
+        }
         if prof.documents.is_empty() {
             diags.push(p.at(
                 &at("documents"),

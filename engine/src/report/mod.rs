@@ -152,6 +152,10 @@ pub struct Report {
     /// e.g. `detected peppol-bis3-sk: ...`. Absent when the client named the profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detection: Option<String>,
+    /// Which version of the profile was chosen and why, when the client named the profile
+    /// without a version (or none): the newest version in force on the day asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
     /// Every pack used, `id@version`, lowest layer first.
     pub rules_version: Vec<String>,
     /// Every finding counted, listed or not.
@@ -183,6 +187,7 @@ impl Report {
             verdict,
             profile,
             detection: None,
+            resolution: None,
             rules_version,
             counts,
             findings,

@@ -1,6 +1,7 @@
 //! Validation routes: `POST /api/validate` (multipart, several files), `POST
 //! /v1/invoice/validate` (raw XML or multipart, one file), and the stored results.
 
+use chrono::NaiveDate;
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -34,6 +35,17 @@ pub struct ValidateQuery {
     /// Profile id (`peppol-bis3-sk`) or `id@version`; detected from the document when
     /// absent (the result's `detection` says which and why).
     pub profile: Option<String>,
+    /// The day whose rules apply (`YYYY-MM-DD`, default today): a bare profile name, and
+    /// detection, take the newest profile version in force on that day (the result's
+    /// `resolution` or `detection` says which); `id@version` always names that version.
+    #[param(value_type = Option<String>, format = Date, example = "2027-01-15")]
+    pub at: Option<NaiveDate>,
+}
+
+impl ValidateQuery {
+    fn day(&self) -> NaiveDate {
+        self.at.unwrap_or_else(invex_engine::registry::today)
+    }
 }
 
 /// The answer format a request asks for in `Accept`.
@@ -221,10 +233,12 @@ async fn validate_one(
     state: &AppState,
     principal: &Principal,
     profile: Option<String>,
+    at: NaiveDate,
     upload: Upload,
     format: Wanted,
 ) -> Result<Response, Problem> {
-    let validated = validation::validate(state, profile, upload.file_name, upload.bytes).await?;
+    let validated =
+        validation::validate(state, profile, at, upload.file_name, upload.bytes).await?;
     let record = validation::record(principal, &validated.result);
     let json = record.result.clone();
     state.store.insert_validations(vec![record]).await?;
@@ -285,10 +299,12 @@ pub async fn validate_v1(
             &["application/xml", "text/xml", "multipart/form-data"],
         ));
     };
+    let at = query.day();
     validate_one(
         &state,
         &principal,
         query.profile.or(form_profile),
+        at,
         upload,
         format,
     )
@@ -344,12 +360,14 @@ pub async fn validate_api(
         .admission
         .hold_documents(&mut ticket, uploads.len())
         .await?;
+    let at = query.day();
     let profile = query.profile.or(form_profile);
     // One shape per route: JSON answers are always the batch, one file or several. SVRL is a
     // report per document, so it is negotiated only for a single file.
     if format == Wanted::Svrl {
         if uploads.len() == 1 {
-            return validate_one(&state, &principal, profile, uploads.remove(0), format).await;
+            return validate_one(&state, &principal, profile, at, uploads.remove(0), format)
+                .await;
         }
         return Err(Problem::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -363,7 +381,9 @@ pub async fn validate_api(
     let mut first_problem = None;
     for (index, upload) in uploads.into_iter().enumerate() {
         let file_name = upload.file_name.clone();
-        match validation::validate(&state, profile.clone(), upload.file_name, upload.bytes).await {
+        match validation::validate(&state, profile.clone(), at, upload.file_name, upload.bytes)
+            .await
+        {
             Ok(v) => records.push(validation::record(&principal, &v.result)),
             Err(problem) if problem.status.is_client_error() => {
                 rejected.push(Rejected {

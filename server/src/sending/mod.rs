@@ -518,7 +518,16 @@ fn examine(
         .unwrap_or_default();
     // The rules run even when identifiers fail: a refused document is stored with
     // everything that is wrong with it, so that one correction fixes all of it.
-    let checked = validation::check(catalog, profile, &doc, bytes, start, max_findings)?;
+    // An invoice is sent now: the rules in force today apply.
+    let checked = validation::check(
+        catalog,
+        profile,
+        invex_engine::registry::today(),
+        &doc,
+        bytes,
+        start,
+        max_findings,
+    )?;
     Ok(Examined {
         identity,
         faults,
