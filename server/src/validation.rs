@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::StatusCode;
-use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
 use chrono::NaiveDate;
+use invex_engine::document::{Document, Limits as ParseLimits, ParseError};
 use invex_engine::registry::{Catalog, ResolveError};
 use invex_engine::report::Report;
 use invex_engine::rules::RuleSet;

@@ -35,14 +35,14 @@ fn valid_example_exits_zero_with_a_json_report() {
     assert_eq!(report["verdict"], "valid");
     // A Peppol BIS 3 invoice between two Slovak parties: the Slovak profile is detected
     // and the report says why.
-    assert_eq!(report["profile"], "peppol-bis3-sk@2027.1");
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.2");
     assert!(report["detection"]
         .as_str()
         .unwrap()
         .contains("seller country (BT-40) SK and buyer country (BT-55) SK"));
     assert_eq!(report["rules_version"][0], "ubl-2.1-xsd@2.1");
     assert_eq!(report["rules_version"][1], "en16931-ubl@1.3.16");
-    assert_eq!(report["rules_version"][3], "sk-national@2027.1");
+    assert_eq!(report["rules_version"][3], "sk-national@2027.2");
 }
 
 #[test]
@@ -433,4 +433,43 @@ fn schema_findings_in_every_format() {
         svrl.contains(r#"<svrl:failed-assert id="UBL-XSD-UNEXPECTED" flag="fatal" location="/ubl:Invoice/cbc:IssueDat" test="">"#),
         "{svrl}"
     );
+}
+
+/// `--at` picks the profile version in force on a day; `id@version` always that version.
+#[test]
+fn at_picks_the_profile_version_in_force() {
+    let file = "rulepacks/peppol-bis3/2026.11/fixtures/sk-384.xml";
+    let o = invex(&["validate", "--at", "2027-01-15", file]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.2");
+
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3",
+        "--at",
+        "2026-09-01",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["profile"], "peppol-bis3@2026.5");
+    assert!(report["resolution"].as_str().unwrap().starts_with(
+        "peppol-bis3@2026.5: the newest version of peppol-bis3 in force on 2026-09-01"
+    ));
+
+    let o = invex(&[
+        "validate",
+        "--profile",
+        "peppol-bis3",
+        "--at",
+        "2026-01-01",
+        file,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no version is in force on 2026-01-01"));
+
+    let o = invex(&["validate", "--at", "15.01.2027", file]);
+    assert_eq!(o.status.code(), Some(2));
 }

@@ -186,7 +186,7 @@ async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
     let valid: Value = r.json().await.unwrap();
     assert_eq!(valid["verdict"], "valid");
     assert_eq!(valid["environment"], "sandbox");
-    assert_eq!(valid["profile"], "peppol-bis3-sk@2027.1");
+    assert_eq!(valid["profile"], "peppol-bis3-sk@2027.2");
     assert!(valid["detection"]
         .as_str()
         .unwrap()
@@ -200,8 +200,8 @@ async fn valid_and_invalid_invoices_are_validated_stored_and_marked_sandbox() {
         json!([
             "ubl-2.1-xsd@2.1",
             "en16931-ubl@1.3.16",
-            "peppol-bis3@2026.5",
-            "sk-national@2027.1"
+            "peppol-bis3@2026.11",
+            "sk-national@2027.2"
         ])
     );
 

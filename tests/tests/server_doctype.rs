@@ -112,11 +112,11 @@ async fn documents_no_profile_takes_are_invalid_with_invex_doctype() {
         let f = the_doctype_finding(&report, &root);
         let message = f["message"].as_str().unwrap();
         assert!(
-            message.contains("profile peppol-bis3@2026.5 validates"),
+            message.contains("profile peppol-bis3@2026.11 validates"),
             "{message}"
         );
         assert!(message.contains(UBL_INVOICE), "{message}");
-        assert_eq!(report["profile"], "peppol-bis3@2026.5");
+        assert_eq!(report["profile"], "peppol-bis3@2026.11");
 
         // SVRL carries the same finding.
         let r = validate(&s, "", &xml, "application/svrl+xml").await;
@@ -136,7 +136,7 @@ async fn invoices_still_validate_as_before() {
     let r = validate(&s, "", &xml, "application/json").await;
     let report: Value = r.json().await.unwrap();
     assert_eq!(report["verdict"], "valid", "{report}");
-    assert_eq!(report["profile"], "peppol-bis3-sk@2027.1");
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.2");
 }
 
 #[tokio::test]

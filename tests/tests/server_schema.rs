@@ -36,7 +36,7 @@ async fn a_misordered_invoice_is_invalid_with_the_schema_finding() {
         .to_string();
     let report: Value = r.json().await.unwrap();
     assert_eq!(report["verdict"], "invalid", "{report}");
-    assert_eq!(report["profile"], "peppol-bis3-sk@2027.1");
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.2");
     assert_eq!(report["rules_version"][0], "ubl-2.1-xsd@2.1");
     let findings = report["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "only the schema sees it: {report}");

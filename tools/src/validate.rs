@@ -155,20 +155,20 @@ pub fn load_ruleset(
         Err(ResolveError::Unknown) => {}
     }
     Err(ValidateError::UnknownProfile {
-            name: profile.to_string(),
-            available: {
-                let names: Vec<String> = catalog
-                    .profiles()
-                    .iter()
-                    .map(|p| p.def.reference())
-                    .collect();
-                if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                }
-            },
-        })
+        name: profile.to_string(),
+        available: {
+            let names: Vec<String> = catalog
+                .profiles()
+                .iter()
+                .map(|p| p.def.reference())
+                .collect();
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        },
+    })
 }
 
 /// Validate `files` and write the reports to `out`; per-file errors also go to `err`.
@@ -180,7 +180,15 @@ pub fn run(
 ) -> Result<Outcome, ValidateError> {
     if opts.profile == AUTO_PROFILE {
         let catalog = load_catalog(&opts.rulepacks)?;
-        return run_detected(&catalog, opts.at, opts.format, opts.progress, files, out, err);
+        return run_detected(
+            &catalog,
+            opts.at,
+            opts.format,
+            opts.progress,
+            files,
+            out,
+            err,
+        );
     }
     let (rules, resolution) = load_ruleset(&opts.rulepacks, &opts.profile, opts.at)?;
     run_files(opts.format, opts.progress, files, out, err, |path| {

@@ -185,7 +185,7 @@ fn cii_is_recognised_and_not_supported_yet() {
             f.message
         );
     }
-    let r = cat.ruleset("peppol-bis3").unwrap().validate(&doc);
+    let r = cat.ruleset("peppol-bis3@2026.5").unwrap().validate(&doc);
     let f = only_doctype(&r);
     assert!(
         f.message

@@ -1068,13 +1068,19 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
     for (i, prof) in p.def.profiles.iter().enumerate() {
         let at = |key: &'static str| [Seg::Key("profiles"), Seg::Index(i), Seg::Key(key)];
         let mut dates = Vec::new();
-        for (key, value) in [("valid_from", &prof.valid_from), ("valid_until", &prof.valid_until)] {
+        for (key, value) in [
+            ("valid_from", &prof.valid_from),
+            ("valid_until", &prof.valid_until),
+        ] {
             if let Some(v) = value {
                 match parse_date(v) {
                     Some(d) => dates.push(d),
                     None => diags.push(p.at_value(
                         &at(key),
-                        format!("{key} `{v}` of profile {} is not a date YYYY-MM-DD", prof.reference()),
+                        format!(
+                            "{key} `{v}` of profile {} is not a date YYYY-MM-DD",
+                            prof.reference()
+                        ),
                     )),
                 }
             }

@@ -561,3 +561,125 @@ fn collect(base: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
         }
     }
 }
+
+fn day(s: &str) -> NaiveDate {
+    crate::pack::parse_date(s).unwrap()
+}
+
+/// Two versions of `prof` with overlapping windows: 1 from 2026-08-24 to 2027-02-23,
+/// 2 from 2026-11-23 on.
+fn dated_catalog(root: &Path) -> Catalog {
+    dated_catalog_of(root, "prof")
+}
+
+fn dated_catalog_of(root: &Path, id: &str) -> Catalog {
+    versioned_pack(root, "1", "one");
+    versioned_pack(root, "2", "two");
+    let mut yaml = profiles_yaml(&[(id, "'1'", &["p@1"]), (id, "'2'", &["p@2"])]);
+    yaml = yaml.replacen(
+        "    packs: [p@1]\n",
+        "    packs: [p@1]\n    valid_from: '2026-08-24'\n    valid_until: '2027-02-23'\n",
+        1,
+    );
+    yaml = yaml.replacen(
+        "    packs: [p@2]\n",
+        "    packs: [p@2]\n    valid_from: '2026-11-23'\n",
+        1,
+    );
+    write(root, "profiles.yaml", &yaml);
+    Catalog::load(root).unwrap()
+}
+
+#[test]
+fn a_bare_name_takes_the_newest_version_in_force_on_the_day() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = dated_catalog(dir.path());
+    let version = |name: &str, d: &str| {
+        cat.resolve(name, day(d))
+            .map(|(p, _)| p.def.version.clone())
+    };
+    // Before the new release: only version 1.
+    assert_eq!(version("prof", "2026-09-01").unwrap(), "1");
+    // Both in force: the newest.
+    assert_eq!(version("prof", "2026-11-23").unwrap(), "2");
+    assert_eq!(version("prof", "2027-01-15").unwrap(), "2");
+    // Version 1's last day, and after it.
+    assert_eq!(version("prof", "2027-02-23").unwrap(), "2");
+    assert_eq!(version("prof", "2030-01-01").unwrap(), "2");
+    // An exact version is always that version, in force or not.
+    assert_eq!(version("prof@1", "2030-01-01").unwrap(), "1");
+    assert_eq!(version("prof@1", "2020-01-01").unwrap(), "1");
+    // Nothing in force before the first window.
+    match cat.resolve("prof", day("2026-01-01")) {
+        Err(ResolveError::NotInForce { windows, .. }) => assert_eq!(
+            windows,
+            ["prof@1 2026-08-24 to 2027-02-23", "prof@2 from 2026-11-23"]
+        ),
+        other => panic!("{:?}", other.map(|(p, _)| p.def.reference())),
+    }
+    assert_eq!(
+        cat.resolve("nope", day("2027-01-15"))
+            .map(|(p, _)| p.def.reference()),
+        Err(ResolveError::Unknown)
+    );
+    // The reason names the version, the day and the windows.
+    let (_, why) = cat.resolve("prof", day("2027-01-15")).unwrap();
+    assert_eq!(
+        why.as_deref(),
+        Some(
+            "prof@2: the newest version of prof in force on 2027-01-15 (in force from \
+             2026-11-23; versions: 1 2026-08-24 to 2027-02-23, 2 from 2026-11-23)"
+        )
+    );
+    assert!(cat
+        .resolve("prof@2", day("2027-01-15"))
+        .unwrap()
+        .1
+        .is_none());
+}
+
+#[test]
+fn detection_takes_the_version_in_force_on_the_day() {
+    let dir = tempfile::tempdir().unwrap();
+    // A document without a specification identifier: detection falls back to the
+    // default profile, here with two dated versions.
+    let cat = dated_catalog_of(dir.path(), FALLBACK_PROFILE);
+    let doc = Document::parse(DOC.as_bytes()).unwrap();
+    let (rules, why) = cat.detected_ruleset_at(&doc, day("2026-09-01")).unwrap();
+    assert_eq!(rules.profile(), format!("{FALLBACK_PROFILE}@1"));
+    assert!(
+        why.ends_with("version 1 (in force 2026-08-24 to 2027-02-23) as of 2026-09-01"),
+        "{why}"
+    );
+    let (rules, _) = cat.detected_ruleset_at(&doc, day("2027-03-01")).unwrap();
+    assert_eq!(rules.profile(), format!("{FALLBACK_PROFILE}@2"));
+}
+
+#[test]
+fn profile_windows_must_be_dates_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    versioned_pack(dir.path(), "1", "one");
+    let yaml = profiles_yaml(&[("prof", "'1'", &["p@1"]), ("other", "'1'", &["p@1"])])
+        .replacen(
+            "    packs: [p@1]\n",
+            "    packs: [p@1]\n    valid_from: '2027-02-30'\n",
+            1,
+        )
+        .replacen(
+            "    title: Profile other\n    packs: [p@1]\n",
+            "    title: Profile other\n    packs: [p@1]\n    valid_from: '2027-02-01'\n    valid_until: '2027-01-31'\n",
+            1,
+        );
+    write(dir.path(), "profiles.yaml", &yaml);
+    let err = Catalog::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("valid_from `2027-02-30` of profile prof@1 is not a date YYYY-MM-DD"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "profile other@1 would be in force until 2027-01-31, before it starts (2027-02-01)"
+        ),
+        "{err}"
+    );
+}

@@ -1,13 +1,13 @@
 //! Validation routes: `POST /api/validate` (multipart, several files), `POST
 //! /v1/invoice/validate` (raw XML or multipart, one file), and the stored results.
 
-use chrono::NaiveDate;
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use bytes::Bytes;
+use chrono::NaiveDate;
 use invex_engine::report::{to_svrl, Report};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -366,8 +366,7 @@ pub async fn validate_api(
     // report per document, so it is negotiated only for a single file.
     if format == Wanted::Svrl {
         if uploads.len() == 1 {
-            return validate_one(&state, &principal, profile, at, uploads.remove(0), format)
-                .await;
+            return validate_one(&state, &principal, profile, at, uploads.remove(0), format).await;
         }
         return Err(Problem::new(
             StatusCode::NOT_ACCEPTABLE,
