@@ -130,6 +130,12 @@ impl From<FormatArg> for Format {
     }
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum DiffFormat {
+    Text,
+    Json,
+}
+
 #[derive(Subcommand, Debug)]
 enum RulesCommand {
     /// Check packs: schema errors, XPath errors, unknown functions, fallback rules,
@@ -157,6 +163,20 @@ enum RulesCommand {
         /// Only compare the files with their locks; write nothing.
         #[arg(long)]
         check: bool,
+    },
+    /// What changed between two versions of a pack or a profile (`id@version`; a bare
+    /// profile id is the version in force today): rules added, removed, and changed in
+    /// flag, test, context, message, remediation or pattern.
+    Diff {
+        /// The earlier version.
+        from: String,
+        /// The later version.
+        to: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+        format: DiffFormat,
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        dir: Option<PathBuf>,
     },
     /// Print the rule catalogue (ids, flags, patterns, contexts, test hashes) as YAML.
     Snapshot {
@@ -306,6 +326,22 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             };
             emit(&run.output);
             Ok(run.outcome.exit_code())
+        }
+        Command::Rules(RulesCommand::Diff {
+            from,
+            to,
+            format,
+            dir,
+        }) => {
+            let dir = rulepacks_dir(dir);
+            let compilation = invex_engine::rules::compile_dir(&dir).into_result()?;
+            let catalog = invex_engine::registry::Catalog::load(&dir)?;
+            let d = invex_tools::diff::diff(&compilation, &catalog, &from, &to)?;
+            match format {
+                DiffFormat::Text => emit(&d.text()),
+                DiffFormat::Json => emit(&format!("{}\n", serde_json::to_string_pretty(&d)?)),
+            }
+            Ok(0)
         }
         Command::Rules(RulesCommand::Snapshot { dir }) => {
             let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;

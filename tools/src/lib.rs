@@ -4,6 +4,7 @@
 //! codes; everything else lives here so that tests can drive it directly.
 
 pub mod conformance;
+pub mod diff;
 pub mod fixtures;
 pub mod lint;
 pub mod lock;
