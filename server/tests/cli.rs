@@ -389,7 +389,9 @@ fn schema_findings_in_every_format() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
-    let first = text.lines().next().unwrap_or_default();
+    // After the line saying which profile version the bare name took.
+    assert!(text.starts_with("profile peppol-bis3-sk@"), "{text}");
+    let first = text.lines().nth(1).unwrap_or_default();
     assert_eq!(
         first,
         format!("fatal UBL-XSD-UNEXPECTED at /ubl:Invoice/cbc:IssueDat (8:3): {expected}")
@@ -471,5 +473,46 @@ fn at_picks_the_profile_version_in_force() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no version is in force on 2026-01-01"));
 
     let o = invex(&["validate", "--at", "15.01.2027", file]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// `invex rules diff` between two releases of the Peppol pack, as text and JSON.
+#[test]
+fn rules_diff_lists_what_changed_between_releases() {
+    let o = invex(&["rules", "diff", "peppol-bis3@2026.5", "peppol-bis3@2026.11"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(
+            "peppol-bis3@2026.5 -> peppol-bis3@2026.11: 9 added, 1 removed, 7 changed"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("removed  GR-R-001-5 (fatal, peppol-bis3@2026.5)"),
+        "{text}"
+    );
+
+    let o = invex(&[
+        "rules",
+        "diff",
+        "--format",
+        "json",
+        "peppol-bis3@2026.5",
+        "peppol-bis3@2026.11",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let d: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(d["added"].as_array().unwrap().len(), 9);
+    assert_eq!(d["changed"][0]["id"], "PEPPOL-COMMON-R054");
+    assert_eq!(d["changed"][0]["changes"][0]["from"], "warning");
+    assert_eq!(d["changed"][0]["changes"][0]["to"], "fatal");
+
+    let o = invex(&["rules", "diff", "peppol-bis3@2026.5", "nope@1"]);
     assert_eq!(o.status.code(), Some(2));
 }

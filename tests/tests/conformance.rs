@@ -4,7 +4,9 @@
 
 use invex_engine::registry::Catalog;
 use invex_tests::{conformance, rulepacks};
-use invex_tools::conformance::{measure, Corpus, ProfileConformance, Target, TARGETS};
+use invex_tools::conformance::{
+    self as conformance_tools, measure, Corpus, ProfileConformance, Target, TARGETS,
+};
 
 fn corpus() -> Option<Corpus> {
     let c = Corpus::new(conformance());
@@ -111,4 +113,69 @@ fn peppol_profile_agrees_with_the_official_artefacts() {
         assert!(d.missing.is_empty(), "{}: missing {:?}", d.file, d.missing);
     }
     assert!(path_rate(&m) >= 0.99, "location paths {:.4}", path_rate(&m));
+}
+
+/// `peppol-bis3@2026.11` (3.0.22) against the 3.0.21 artefacts of the corpus: wherever
+/// 3.0.22 changed nothing (every rule `invex rules diff` does not list), the unit tests and
+/// the documents agree exactly as `peppol-bis3@2026.5` does. (No official 3.0.22 findings
+/// are in the corpus; the changed rules are checked by their fixtures.)
+#[test]
+fn peppol_2026_11_agrees_wherever_3_0_22_changed_nothing() {
+    let Some(corpus) = corpus() else {
+        return;
+    };
+    let dir = rulepacks();
+    let catalog = Catalog::load(&dir).expect("shipped packs compile");
+    let compilation = invex_engine::rules::compile_dir(&dir);
+    let d = invex_tools::diff::diff(
+        &compilation,
+        &catalog,
+        "peppol-bis3@2026.5",
+        "peppol-bis3@2026.11",
+    )
+    .expect("both versions are shipped");
+    let changed: Vec<String> = d
+        .added
+        .iter()
+        .chain(&d.removed)
+        .map(|r| r.id.clone())
+        .chain(d.changed.iter().map(|c| c.id.clone()))
+        .collect();
+    assert_eq!(changed.len(), 17, "{}", d.text());
+    let unchanged = |id: &str| !changed.iter().any(|c| c == id);
+    let target: &Target = TARGETS
+        .iter()
+        .find(|t| t.is_named("peppol-bis3@2026.5"))
+        .expect("a conformance target");
+    let ruleset = catalog
+        .ruleset("peppol-bis3@2026.11")
+        .expect("profile is shipped");
+
+    let unit = conformance_tools::run_unit_tests(&corpus, &ruleset, |t| {
+        t.configuration
+            .as_deref()
+            .is_some_and(|c| target.configurations.contains(&c))
+            && t.expect.scope.iter().all(|id| unchanged(id))
+    })
+    .expect("corpus readable");
+    let failed: Vec<&str> = unit
+        .iter()
+        .filter(|u| !u.passed)
+        .map(|u| u.file.as_str())
+        .collect();
+    assert!(unit.len() > 500, "{} unit tests", unit.len());
+    assert!(
+        failed.iter().all(|f| f.contains("DK_Validation_DKR003__1")) && failed.len() <= 3,
+        "unexpected unit-test failures: {failed:?}"
+    );
+
+    let expected = corpus.expected(target.expected).expect("expected findings");
+    let a = conformance_tools::agreement(&corpus, &ruleset, &expected, unchanged);
+    let disagreeing: Vec<&str> = a.disagreements.iter().map(|d| d.file.as_str()).collect();
+    assert!(
+        disagreeing
+            .iter()
+            .all(|f| f.ends_with("BR-CL-23__01.xml") || f.ends_with("BR-CL-23__02.xml")),
+        "unexpected disagreements: {disagreeing:?}"
+    );
 }
