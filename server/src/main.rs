@@ -456,6 +456,11 @@ fn corpus_path_hint(profiles: &[String]) -> String {
     }
 }
 
+/// `--at`: a calendar day, `YYYY-MM-DD`.
+fn parse_day(s: &str) -> Result<chrono::NaiveDate, String> {
+    invex_engine::pack::parse_date(s).ok_or_else(|| format!("`{s}` is not a date YYYY-MM-DD"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,9 +485,4 @@ mod tests {
         assert!(Cli::try_parse_from(["invex", "validate"]).is_err());
         assert!(Cli::try_parse_from(["invex", "validate", "--format", "xml", "a"]).is_err());
     }
-}
-
-/// `--at`: a calendar day, `YYYY-MM-DD`.
-fn parse_day(s: &str) -> Result<chrono::NaiveDate, String> {
-    invex_engine::pack::parse_date(s).ok_or_else(|| format!("`{s}` is not a date YYYY-MM-DD"))
 }
