@@ -164,6 +164,8 @@ impl Catalog {
         }
         // Sorted by version: the last in force is the newest.
         match versions.iter().rev().find(|p| p.def.in_force(day)) {
+            // One version, in force whatever the day: its name says all.
+            Some(p) if versions.len() == 1 && p.def.window() == "always" => Ok((p, None)),
             Some(p) => {
                 let reason = format!(
                     "{}: the newest version of {name} in force on {day} (in force {}{})",
@@ -272,7 +274,8 @@ impl Catalog {
     ) -> Result<(Arc<RuleSet>, String), String> {
         match detect_profile(doc, &self.latest_profiles(day), &self.document_types) {
             Detected::Profile(d) => match self.resolve(&d.profile, day) {
-                Ok((p, _)) => Ok((
+                // A profile with dated or several versions: say which one and why.
+                Ok((p, Some(_))) => Ok((
                     p.rules.clone(),
                     format!(
                         "detected {}: {}; version {} (in force {}) as of {day}",
@@ -281,6 +284,10 @@ impl Catalog {
                         p.def.version,
                         p.def.window()
                     ),
+                )),
+                Ok((p, None)) => Ok((
+                    p.rules.clone(),
+                    format!("detected {}: {}", d.profile, d.reason),
                 )),
                 // Detection chooses among this catalogue's profiles in force on `day`.
                 Err(_) => Err(format!("detected {}, which is not installed", d.profile)),

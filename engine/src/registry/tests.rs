@@ -683,3 +683,18 @@ fn profile_windows_must_be_dates_in_order() {
         "{err}"
     );
 }
+
+#[test]
+fn a_single_undated_version_needs_no_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    versioned_pack(dir.path(), "1", "one");
+    write(
+        dir.path(),
+        "profiles.yaml",
+        &profiles_yaml(&[("prof", "'1'", &["p@1"])]),
+    );
+    let cat = Catalog::load(dir.path()).unwrap();
+    let (p, why) = cat.resolve("prof", day("2027-01-15")).unwrap();
+    assert_eq!(p.def.reference(), "prof@1");
+    assert_eq!(why, None);
+}
