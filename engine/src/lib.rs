@@ -2,6 +2,7 @@
 //!
 //! The engine knows nothing of HTTP, storage or tenants.
 
+pub mod catalogue;
 pub mod checks;
 pub mod detect;
 pub mod doctype;

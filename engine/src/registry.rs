@@ -11,6 +11,7 @@
 //! file events have settled (no event for a quiet period).
 
 mod gate;
+mod lazy;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use crate::pack::{compare_versions, DocumentTypeDef, LoadError, ProfileDef};
 use crate::rules::{compile_dir, Compilation, CompiledPack, RuleSet};
 
 pub use gate::{PackRefusal, Refusal, ReloadError};
+pub use lazy::LazyCatalog;
 
 /// The profile detection picks when the document's specification identifier selects none.
 pub const FALLBACK_PROFILE: &str = EN16931_UBL;
@@ -149,51 +151,8 @@ impl Catalog {
         name: &str,
         day: NaiveDate,
     ) -> Result<(&ProfileEntry, Option<String>), ResolveError> {
-        if let Some((id, version)) = name.split_once('@') {
-            return self
-                .profiles
-                .iter()
-                .find(|p| p.def.id == id && p.def.version == version)
-                .map(|p| (p, None))
-                .ok_or(ResolveError::Unknown);
-        }
-        let versions: Vec<&ProfileEntry> =
-            self.profiles.iter().filter(|p| p.def.id == name).collect();
-        if versions.is_empty() {
-            return Err(ResolveError::Unknown);
-        }
-        // Sorted by version: the last in force is the newest.
-        match versions.iter().rev().find(|p| p.def.in_force(day)) {
-            // One version, in force whatever the day: its name says all.
-            Some(p) if versions.len() == 1 && p.def.window() == "always" => Ok((p, None)),
-            Some(p) => {
-                let reason = format!(
-                    "{}: the newest version of {name} in force on {day} (in force {}{})",
-                    p.def.reference(),
-                    p.def.window(),
-                    if versions.len() > 1 {
-                        format!(
-                            "; versions: {}",
-                            versions
-                                .iter()
-                                .map(|v| format!("{} {}", v.def.version, v.def.window()))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    } else {
-                        String::new()
-                    }
-                );
-                Ok((p, Some(reason)))
-            }
-            None => Err(ResolveError::NotInForce {
-                day,
-                windows: versions
-                    .iter()
-                    .map(|v| format!("{} {}", v.def.reference(), v.def.window()))
-                    .collect(),
-            }),
-        }
+        let defs: Vec<&ProfileDef> = self.profiles.iter().map(|p| &p.def).collect();
+        resolve_among(&defs, name, day).map(|(i, why)| (&self.profiles[i], why))
     }
 
     /// The rule set of a profile named `id@version` or `id` (in force today).
@@ -247,15 +206,8 @@ impl Catalog {
 
     /// The newest version of every profile in force on `day`.
     fn latest_profiles(&self, day: NaiveDate) -> Vec<&ProfileDef> {
-        let mut out: Vec<&ProfileDef> = Vec::new();
-        // Sorted by id then version: the last in force of each id is its newest.
-        for p in self.profiles.iter().filter(|p| p.def.in_force(day)) {
-            match out.last_mut() {
-                Some(last) if last.id == p.def.id => *last = &p.def,
-                _ => out.push(&p.def),
-            }
-        }
-        out
+        let defs: Vec<&ProfileDef> = self.profiles.iter().map(|p| &p.def).collect();
+        latest_among(&defs, day)
     }
 
     /// The rule set for `doc`'s detected profile, with a sentence saying which and why (a
@@ -274,20 +226,9 @@ impl Catalog {
     ) -> Result<(Arc<RuleSet>, String), String> {
         match detect_profile(doc, &self.latest_profiles(day), &self.document_types) {
             Detected::Profile(d) => match self.resolve(&d.profile, day) {
-                // A profile with dated or several versions: say which one and why.
-                Ok((p, Some(_))) => Ok((
+                Ok((p, why)) => Ok((
                     p.rules.clone(),
-                    format!(
-                        "detected {}: {}; version {} (in force {}) as of {day}",
-                        d.profile,
-                        d.reason,
-                        p.def.version,
-                        p.def.window()
-                    ),
-                )),
-                Ok((p, None)) => Ok((
-                    p.rules.clone(),
-                    format!("detected {}: {}", d.profile, d.reason),
+                    detection_note(&d.profile, &d.reason, &p.def, why.is_some(), day),
                 )),
                 // Detection chooses among this catalogue's profiles in force on `day`.
                 Err(_) => Err(format!("detected {}, which is not installed", d.profile)),
@@ -295,6 +236,94 @@ impl Catalog {
             Detected::Uncovered(why) => Ok((self.no_profile.clone(), why)),
             Detected::Undecided(why) => Err(why),
         }
+    }
+}
+
+/// A profile among `defs` (sorted by id then version) by `id@version` (always that
+/// version), or by `id` alone: the newest version in force on `day`, with a sentence
+/// saying which and why. Its index in `defs`.
+pub(crate) fn resolve_among(
+    defs: &[&ProfileDef],
+    name: &str,
+    day: NaiveDate,
+) -> Result<(usize, Option<String>), ResolveError> {
+    if let Some((id, version)) = name.split_once('@') {
+        return defs
+            .iter()
+            .position(|p| p.id == id && p.version == version)
+            .map(|i| (i, None))
+            .ok_or(ResolveError::Unknown);
+    }
+    let versions: Vec<usize> = (0..defs.len()).filter(|&i| defs[i].id == name).collect();
+    if versions.is_empty() {
+        return Err(ResolveError::Unknown);
+    }
+    // Sorted by version: the last in force is the newest.
+    match versions.iter().rev().find(|&&i| defs[i].in_force(day)) {
+        // One version, in force whatever the day: its name says all.
+        Some(&i) if versions.len() == 1 && defs[i].window() == "always" => Ok((i, None)),
+        Some(&i) => {
+            let p = defs[i];
+            let reason = format!(
+                "{}: the newest version of {name} in force on {day} (in force {}{})",
+                p.reference(),
+                p.window(),
+                if versions.len() > 1 {
+                    format!(
+                        "; versions: {}",
+                        versions
+                            .iter()
+                            .map(|&v| format!("{} {}", defs[v].version, defs[v].window()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            Ok((i, Some(reason)))
+        }
+        None => Err(ResolveError::NotInForce {
+            day,
+            windows: versions
+                .iter()
+                .map(|&v| format!("{} {}", defs[v].reference(), defs[v].window()))
+                .collect(),
+        }),
+    }
+}
+
+/// The newest version of every profile among `defs` (sorted by id then version) in force
+/// on `day`.
+pub(crate) fn latest_among<'a>(defs: &[&'a ProfileDef], day: NaiveDate) -> Vec<&'a ProfileDef> {
+    let mut out: Vec<&ProfileDef> = Vec::new();
+    // Sorted by id then version: the last in force of each id is its newest.
+    for p in defs.iter().filter(|p| p.in_force(day)) {
+        match out.last_mut() {
+            Some(last) if last.id == p.id => *last = p,
+            _ => out.push(p),
+        }
+    }
+    out
+}
+
+/// A report's `detection`: the profile detected and why, and for a profile with dated or
+/// several versions (`versioned`), which version and why.
+pub(crate) fn detection_note(
+    profile: &str,
+    reason: &str,
+    def: &ProfileDef,
+    versioned: bool,
+    day: NaiveDate,
+) -> String {
+    if versioned {
+        format!(
+            "detected {profile}: {reason}; version {} (in force {}) as of {day}",
+            def.version,
+            def.window()
+        )
+    } else {
+        format!("detected {profile}: {reason}")
     }
 }
 

@@ -3,7 +3,12 @@
 
 /// Now, e.g. `2027-01-15T08:00:00.123456Z`.
 pub fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+    format(chrono::Utc::now())
+}
+
+/// A moment in the recorded form (as [`now`]).
+pub fn format(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 #[cfg(test)]

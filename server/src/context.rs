@@ -106,7 +106,8 @@ async fn as_problem(response: Response<Body>) -> Response<Body> {
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with(PROBLEM_JSON));
+        .is_some_and(|v| v.starts_with(PROBLEM_JSON) || v.starts_with("text/html"));
+    // Console pages answer their errors as pages, for people.
     if !(status.is_client_error() || status.is_server_error()) || is_problem {
         return response;
     }

@@ -15,6 +15,7 @@ pub mod ids;
 pub mod listener;
 pub mod metrics;
 pub mod openapi;
+pub mod people;
 pub mod peppol;
 pub mod problem;
 pub mod routes;

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use invex_tools::validate::{self, Format, ValidateOptions, DEFAULT_PROFILE, PROGRESS_THRESHOLD};
+use invex_tools::validate::{
+    self, use_color, ColorChoice, FailOn, Format, ValidateOptions, DEFAULT_PROFILE,
+};
 use invex_tools::{fixtures, lint, lock, rulepacks_dir, snapshot};
 
 // The evaluator allocates many small sequences; mimalloc serves them faster than the
@@ -34,8 +36,9 @@ enum Command {
         #[arg(long, short, value_name = "FILE")]
         config: Option<PathBuf>,
     },
-    /// Validate invoice files against a profile (exit 0: all valid, 1: any invalid,
-    /// 2: usage, I/O or parse error).
+    /// Validate invoices (files, directories, standard input) against a profile (exit 0:
+    /// nothing at or above --fail-on, 1: a document has such findings, 2: usage, I/O or
+    /// parse error).
     Validate(ValidateArgs),
     /// Rule-pack tools.
     #[command(subcommand)]
@@ -90,6 +93,21 @@ enum EvidenceCommand {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "\
+Output: json prints one report (JSON Lines with a `file` member for several documents), svrl \
+one SVRL document per document, text one line per finding `path:line:col: severity RULE-ID \
+message` (a finding without a position at path:1:1) with an indented remediation and a \
+verdict line per document, junit one JUnit XML test suite with a test case per document, \
+sarif one SARIF 2.1.0 log, github GitHub Actions workflow commands (annotations).
+
+Summary: a last line counts files, valid, invalid, errors (unreadable or unparseable) and \
+findings by severity; on standard output for text and github, on standard error for json, \
+svrl, junit and sarif (standard output stays one parseable document). Errors of single \
+documents go to standard error for those formats as well.
+
+Exit status: 0 when no document has a finding at or above --fail-on, 1 when one has, 2 on \
+usage, I/O or parse errors (a document not read or not parsed, broken rule packs, a \
+directory with no file matching --glob).")]
 struct ValidateArgs {
     /// Profile, `id` or `id@version`; `auto` detects it per file among the installed
     /// profiles that take the document element, from the specification identifier
@@ -102,14 +120,28 @@ struct ValidateArgs {
     /// always names that version.
     #[arg(long, value_name = "DATE", value_parser = parse_day)]
     at: Option<chrono::NaiveDate>,
-    /// Output format (several files with json: JSON Lines with a `file` member).
+    /// Output format (see below).
     #[arg(long, short, value_enum, default_value_t = FormatArg::Json)]
     format: FormatArg,
+    /// Exit 1 when a document has a finding of this severity or above: `fatal` (the
+    /// document is invalid) or `warning` (warnings fail too).
+    #[arg(long, value_enum, value_name = "SEVERITY", default_value_t = FailOnArg::Fatal)]
+    fail_on: FailOnArg,
+    /// Which files in directories are validated: a glob over the file name, or over the
+    /// path below the directory when it contains a `/` (`*` stays within a directory,
+    /// `**` crosses them). Files named on the command line are always validated.
+    #[arg(long, value_name = "PATTERN", default_value = validate::DEFAULT_GLOB)]
+    glob: String,
+    /// Colour the text format: `auto` when standard output is a terminal and NO_COLOR is
+    /// unset or empty.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    color: ColorArg,
     /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
     #[arg(long, value_name = "DIR")]
     rulepacks: Option<PathBuf>,
-    /// Files to validate.
-    #[arg(required = true, value_name = "FILE")]
+    /// Files, directories (searched recursively, in sorted order, for files matching
+    /// --glob; hidden entries skipped) or `-` for standard input (reported as <stdin>).
+    #[arg(required = true, value_name = "PATH")]
     files: Vec<PathBuf>,
 }
 
@@ -118,6 +150,9 @@ enum FormatArg {
     Json,
     Svrl,
     Text,
+    Junit,
+    Sarif,
+    Github,
 }
 
 impl From<FormatArg> for Format {
@@ -126,14 +161,49 @@ impl From<FormatArg> for Format {
             FormatArg::Json => Format::Json,
             FormatArg::Svrl => Format::Svrl,
             FormatArg::Text => Format::Text,
+            FormatArg::Junit => Format::Junit,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FailOnArg {
+    Fatal,
+    Warning,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum DiffFormat {
     Text,
     Json,
+}
+
+/// A rule's flag, for `rules catalogue --severity`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum SeverityArg {
+    Fatal,
+    Warning,
+    Information,
+}
+
+impl From<SeverityArg> for invex_engine::pack::Severity {
+    fn from(s: SeverityArg) -> Self {
+        use invex_engine::pack::Severity;
+        match s {
+            SeverityArg::Fatal => Severity::Fatal,
+            SeverityArg::Warning => Severity::Warning,
+            SeverityArg::Information => Severity::Information,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -177,6 +247,35 @@ enum RulesCommand {
         format: DiffFormat,
         /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
         dir: Option<PathBuf>,
+    },
+    /// The error catalogue: every rule of every pack version with its flag, owner, business
+    /// terms, message and remediation, the versions carrying it and how it changed; with
+    /// RULE-ID, that rule in full (exit 1: no such rule).
+    Catalogue {
+        /// One rule to show in full.
+        #[arg(value_name = "RULE-ID")]
+        rule: Option<String>,
+        /// Only rules whose id or message contains this text (any case).
+        #[arg(long, short = 'q', value_name = "TEXT")]
+        text: Option<String>,
+        /// Only rules guarding this business term (e.g. BT-24).
+        #[arg(long, value_name = "TERM")]
+        business_term: Option<String>,
+        /// Only rules with this owner (e.g. seller-master-data).
+        #[arg(long)]
+        owner: Option<String>,
+        /// Only rules of this pack (`id`) or pack version (`id@version`).
+        #[arg(long)]
+        pack: Option<String>,
+        /// Only rules with this flag, in their pack or in a profile running them.
+        #[arg(long, value_enum)]
+        severity: Option<SeverityArg>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+        format: DiffFormat,
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        #[arg(long, value_name = "DIR")]
+        rulepacks: Option<PathBuf>,
     },
     /// Print the rule catalogue (ids, flags, patterns, contexts, test hashes) as YAML.
     Snapshot {
@@ -259,10 +358,18 @@ fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
             Some(_) => eprintln!("invex: created the bootstrap admin key from INVEX_BOOTSTRAP_KEY"),
             None => {}
         }
+        if let Some(link) = &running.first_admin_link {
+            // One use, seven days: the first admin chooses an address and a password there.
+            eprintln!(
+                "invex: the first administrator signs in once at http://{}{link} (one use, valid 7 days)",
+                running.addr
+            );
+        }
         eprintln!(
-            "invex: listening on http://{} ({} mode); API reference at http://{}/docs",
+            "invex: listening on http://{} ({} mode); console at http://{}/, API reference at http://{}/docs",
             running.addr,
             running.state.config.mode.as_str(),
+            running.addr,
             running.addr
         );
         tokio::select! {
@@ -286,19 +393,38 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Validate(args) => {
-            let progress =
-                std::io::stderr().is_terminal() && args.files.len() >= PROGRESS_THRESHOLD;
+            let color = match args.color {
+                ColorArg::Auto => ColorChoice::Auto,
+                ColorArg::Always => ColorChoice::Always,
+                ColorArg::Never => ColorChoice::Never,
+            };
             let opts = ValidateOptions {
                 profile: args.profile,
                 format: args.format.into(),
                 rulepacks: rulepacks_dir(args.rulepacks),
-                progress,
+                progress: std::io::stderr().is_terminal(),
                 at: args.at.unwrap_or_else(invex_engine::registry::today),
+                glob: args.glob,
+                fail_on: match args.fail_on {
+                    FailOnArg::Fatal => FailOn::Fatal,
+                    FailOnArg::Warning => FailOn::Warning,
+                },
+                color: use_color(
+                    color,
+                    std::io::stdout().is_terminal(),
+                    std::env::var_os("NO_COLOR").as_deref(),
+                ),
             };
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());
             let mut err = std::io::stderr();
-            let outcome = validate::run(&opts, &args.files, &mut out, &mut err)?;
+            let outcome = validate::run(
+                &opts,
+                &args.files,
+                &mut std::io::stdin().lock(),
+                &mut out,
+                &mut err,
+            )?;
             Ok(outcome.exit_code())
         }
         Command::Rules(RulesCommand::Lint { dir, strict }) => {
@@ -334,12 +460,49 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             dir,
         }) => {
             let dir = rulepacks_dir(dir);
-            let compilation = invex_engine::rules::compile_dir(&dir).into_result()?;
             let catalog = invex_engine::registry::Catalog::load(&dir)?;
-            let d = invex_tools::diff::diff(&compilation, &catalog, &from, &to)?;
+            let d = invex_tools::diff::diff(&catalog, &from, &to)?;
             match format {
                 DiffFormat::Text => emit(&d.text()),
                 DiffFormat::Json => emit(&format!("{}\n", serde_json::to_string_pretty(&d)?)),
+            }
+            Ok(0)
+        }
+        Command::Rules(RulesCommand::Catalogue {
+            rule,
+            text,
+            business_term,
+            owner,
+            pack,
+            severity,
+            format,
+            rulepacks,
+        }) => {
+            use invex_engine::catalogue::{Catalogue, Filter};
+            use invex_tools::catalogue as cat;
+            let catalog = invex_engine::registry::Catalog::load(&rulepacks_dir(rulepacks))?;
+            let catalogue = Catalogue::of(&catalog);
+            if let Some(id) = rule {
+                let Some(entry) = catalogue.get(&id) else {
+                    eprintln!("no rule `{id}` in the installed packs");
+                    return Ok(1);
+                };
+                match format {
+                    DiffFormat::Text => emit(&cat::show_text(entry)),
+                    DiffFormat::Json => emit(&format!("{}\n", cat::show_json(entry)?)),
+                }
+                return Ok(0);
+            }
+            let filter = Filter {
+                text,
+                business_term,
+                owner,
+                pack,
+                severity: severity.map(Into::into),
+            };
+            match format {
+                DiffFormat::Text => emit(&cat::list_text(&catalogue, &filter)),
+                DiffFormat::Json => emit(&format!("{}\n", cat::list_json(&catalogue, &filter)?)),
             }
             Ok(0)
         }

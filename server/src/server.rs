@@ -47,6 +47,9 @@ pub struct Running {
     /// Whether that key was generated here (and must be shown once) rather than taken from
     /// the configuration (whose owner knows it: it is never shown).
     pub bootstrap_key_generated: bool,
+    /// The path of the bootstrap tenant's first admin's one-time sign-in link
+    /// (`/console/links/...`), when this start created it (empty database).
+    pub first_admin_link: Option<String>,
     pub state: AppState,
     shutdown: Option<oneshot::Sender<()>>,
     task: JoinHandle<std::io::Result<()>>,
@@ -150,10 +153,27 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     let peppol =
         Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
     let config_admission = config.admission.clone();
+    let accounts = Arc::new(crate::people::Accounts::new(
+        store.clone(),
+        crate::people::SessionPolicy::default(),
+    ));
+    // On the first start, the bootstrap tenant's first admin gets a one-time sign-in link,
+    // as the bootstrap key is created then.
+    let first_admin_link = if bootstrap_key.is_some() {
+        accounts
+            .first_admin(OPERATOR_TENANT_ID)
+            .await
+            .map_err(|e| StartError::Task(e.to_string()))?
+            .map(|i| format!("/console/links/{}", i.token))
+    } else {
+        None
+    };
     let state = AppState {
         config: Arc::new(config),
         store,
         registry,
+        rule_catalogue: Arc::default(),
+        accounts: accounts.clone(),
         auth: auth.clone(),
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
@@ -206,6 +226,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         addr,
         bootstrap_key_generated: bootstrap_key.is_some() && generated,
         bootstrap_key,
+        first_admin_link,
         state,
         shutdown: Some(tx),
         task,

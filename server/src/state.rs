@@ -14,7 +14,11 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub store: Store,
     pub registry: Arc<Registry>,
+    /// The error catalogue of the packs in force, rebuilt after a reload on first use.
+    pub rule_catalogue: Arc<invex_engine::catalogue::CatalogueCache>,
     pub auth: Arc<Authenticator>,
+    /// Console accounts and sessions.
+    pub accounts: Arc<crate::people::Accounts>,
     pub metrics: Arc<Metrics>,
     /// Whether the rule-pack directory is watched for changes.
     pub watching: bool,

@@ -125,24 +125,6 @@ async fn converted(s: &TestServer, form: Form) -> Value {
     result
 }
 
-async fn connect(s: &TestServer) {
-    let c = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox"}))
-        .value()
-        .await;
-    let r = s
-        .v1(
-            Method::POST,
-            &format!("/v1/connections/{}/activate", c["id"].as_str().unwrap()),
-            BOOTSTRAP,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-}
-
 async fn send_conversion(s: &TestServer, id: &str, key: &str) -> reqwest::Response {
     s.v1(
         Method::POST,
@@ -257,7 +239,7 @@ async fn windows_1250_and_the_excel_template_convert_like_utf8() {
 #[tokio::test]
 async fn an_invalid_iban_holds_the_invoice_until_corrected_approved_and_only_then_sent() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let bad_iban = "SK3112000000198742637542";
     let result = converted(
         &s,
@@ -559,7 +541,7 @@ async fn unusable_uploads_are_clear_problems() {
 #[tokio::test]
 async fn an_edited_copy_of_a_held_conversion_is_held_until_approved() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let mut ambiguous = row("FV-9", "Servis", "1", "100", IBAN);
     ambiguous[1] = "03/04/2027".to_string();
     let result = converted(&s, upload("in.csv", csv(&[ambiguous], ",").into_bytes())).await;

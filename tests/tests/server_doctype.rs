@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 const CII_NS: &str = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100";
@@ -142,26 +142,7 @@ async fn invoices_still_validate_as_before() {
 #[tokio::test]
 async fn sending_documents_no_profile_takes_is_refused_and_nothing_is_delivered() {
     let s = TestServer::start().await;
-    let r = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox", "name": "test partner"}))
-        .send()
-        .await
-        .unwrap();
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = s
-        .v1(
-            Method::POST,
-            &format!("/v1/connections/{id}/activate"),
-            BOOTSTRAP,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    s.sandbox_connection().await;
 
     let mut invoices = Vec::new();
     for (n, (xml, root)) in documents().into_iter().enumerate() {

@@ -5,7 +5,7 @@
 mod support;
 
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::Value;
 use support::{problem, JsonBody, TestServer, BOOTSTRAP};
 
 /// The example invoice with cbc:DueDate moved after cbc:InvoiceTypeCode: every business
@@ -81,26 +81,7 @@ async fn a_misordered_invoice_is_invalid_with_the_schema_finding() {
 #[tokio::test]
 async fn sending_a_schema_invalid_invoice_is_refused() {
     let s = TestServer::start().await;
-    let r = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox", "name": "test partner"}))
-        .send()
-        .await
-        .unwrap();
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = s
-        .v1(
-            Method::POST,
-            &format!("/v1/connections/{id}/activate"),
-            BOOTSTRAP,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    s.sandbox_connection().await;
 
     let r = s
         .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)

@@ -10,30 +10,6 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::{example, invalid_invoice, numbered, problem, JsonBody, TestServer, BOOTSTRAP};
 
-async fn connect(s: &TestServer) -> String {
-    let r = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox", "name": "test partner"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    let c: Value = r.json().await.unwrap();
-    assert_eq!(c["status"], "pending");
-    let id = c["id"].as_str().unwrap().to_string();
-    let r = s
-        .v1(
-            Method::POST,
-            &format!("/v1/connections/{id}/activate"),
-            BOOTSTRAP,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    id
-}
-
 async fn send(
     s: &TestServer,
     key: Option<&str>,
@@ -185,7 +161,7 @@ async fn sending_needs_a_key_and_an_active_connection() {
 #[tokio::test]
 async fn an_invoice_with_fatal_findings_enters_remediation_and_is_not_sent() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let p = problem(send(&s, Some("bad-1"), None, invalid_invoice()).await, 422).await;
     assert!(p["type"]
         .as_str()
@@ -238,7 +214,7 @@ async fn an_invoice_with_fatal_findings_enters_remediation_and_is_not_sent() {
 #[tokio::test]
 async fn an_accepted_invoice_is_delivered_and_its_timeline_tells_the_story() {
     let s = TestServer::start().await;
-    let connection = connect(&s).await;
+    let connection = s.sandbox_connection().await;
     let r = send(&s, Some("happy-1"), None, example("invoice-sk.xml")).await;
     assert_eq!(r.status(), 202);
     let body: Value = r.json().await.unwrap();
@@ -282,7 +258,7 @@ async fn an_accepted_invoice_is_delivered_and_its_timeline_tells_the_story() {
 #[tokio::test]
 async fn sandbox_scenarios_end_in_their_statuses() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     for (scenario, last, status) in [
         ("rejected", "IR:RE", "rejected"),
         ("under_query", "IR:UQ", "under_query"),
@@ -316,7 +292,7 @@ async fn one_idempotency_key_sends_once_however_often_it_is_used() {
         c.limits.rate_burst = 100_000;
     })
     .await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let first = send(&s, Some("same"), None, example("invoice-sk.xml")).await;
     assert_eq!(first.status(), 202);
     // `Location` names the queued invoice, in the caller's family, on a replay too.
@@ -381,7 +357,7 @@ async fn one_idempotency_key_sends_once_however_often_it_is_used() {
 #[tokio::test]
 async fn the_api_route_takes_a_multipart_xml_file() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let form = reqwest::multipart::Form::new().part(
         "xml_file",
         reqwest::multipart::Part::bytes(example("invoice-sk.xml")).file_name("invoice-sk.xml"),
@@ -423,7 +399,7 @@ async fn the_api_route_takes_a_multipart_xml_file() {
 async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
     // An instance without a worker accepts invoices; it stops before any is delivered.
     let mut s = TestServer::with(|c| c.sending.worker = false).await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let mut ids = Vec::new();
     for n in 0..3 {
         let r = send(
@@ -496,7 +472,7 @@ async fn queued_invoices_survive_a_restart_and_are_delivered_exactly_once() {
 #[tokio::test]
 async fn the_evidence_package_holds_everything_and_verifies_offline() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let r = send(
         &s,
         Some("ev-1"),
@@ -529,6 +505,11 @@ async fn the_evidence_package_holds_everything_and_verifies_offline() {
         package["rules_version"]["packs"].as_array().unwrap().len(),
         4
     );
+    // Why this profile version: detected from the document, the version in force today.
+    let why = package["rules_version"]["chosen_because"].as_str().unwrap();
+    assert!(why.contains("peppol-bis3-sk"), "{why}");
+    let detection = package["validation"]["detection"].as_str().unwrap();
+    assert!(why.starts_with(detection), "{why}");
     assert_eq!(package["validation"]["verdict"], "valid");
     assert!(package["transmission_id"].is_string());
 
@@ -573,7 +554,7 @@ async fn a_delivery_without_any_further_response_times_out_once() {
         c.sending.poll_ms = 100;
     })
     .await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let r = send(
         &s,
         Some("quiet"),
@@ -619,7 +600,7 @@ async fn a_delivery_without_any_further_response_times_out_once() {
 #[tokio::test]
 async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let archive = |id: String| {
         s.v1(
             Method::POST,
@@ -666,7 +647,7 @@ async fn finished_invoices_can_be_archived_and_those_in_flight_cannot() {
 #[tokio::test]
 async fn identifiers_are_checked_before_a_document_is_accepted() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let text = String::from_utf8(example("invoice-sk.xml")).unwrap();
     let bad = text.replace("SK3112000000198742637541", "SK3112000000198742637542");
     let r = send(&s, Some("ids-1"), None, bad.clone().into_bytes()).await;
@@ -729,7 +710,7 @@ async fn the_sandbox_buyer_answers_some_time_after_delivery() {
         c.sending.poll_ms = 50;
     })
     .await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let r = send(
         &s,
         Some("later-1"),
@@ -760,7 +741,7 @@ async fn the_sandbox_buyer_answers_some_time_after_delivery() {
 #[tokio::test]
 async fn a_sandbox_buyer_address_chooses_the_scenario() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let text = String::from_utf8(example("invoice-sk.xml")).unwrap();
     let buyer = r#"<cbc:EndpointID schemeID="9950">SK2120345678</cbc:EndpointID>"#;
     assert!(text.contains(buyer));
@@ -783,7 +764,7 @@ async fn a_sandbox_buyer_address_chooses_the_scenario() {
 #[tokio::test]
 async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let r = s
         .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
         .header("Content-Type", "image/png")
@@ -839,7 +820,7 @@ async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys
 #[tokio::test]
 async fn v1_callers_follow_their_links_and_list_their_invoices() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let mut ids = Vec::new();
     for n in 0..3 {
         let r = send(
@@ -951,7 +932,7 @@ async fn v1_callers_follow_their_links_and_list_their_invoices() {
 #[tokio::test]
 async fn a_second_send_of_the_same_document_is_refused_unless_deliberate() {
     let s = TestServer::start().await;
-    connect(&s).await;
+    s.sandbox_connection().await;
     let first = send(&s, Some("dup-1"), None, example("invoice-sk.xml")).await;
     assert_eq!(first.status(), 202);
     let first: Value = first.json().await.unwrap();

@@ -1252,20 +1252,7 @@ async fn the_sending_pipeline_reports_to_subscribed_endpoints() {
         "invoice.failed"
     ]);
     assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
-    let connection: Value = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox"}))
-        .value()
-        .await;
-    let id = connection["id"].as_str().unwrap();
-    s.v1(
-        Method::POST,
-        &format!("/v1/connections/{id}/activate"),
-        BOOTSTRAP,
-    )
-    .send()
-    .await
-    .unwrap();
+    s.sandbox_connection().await;
     let send = |key: &'static str, scenario: &'static str, xml: Vec<u8>| {
         s.v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
             .header("Content-Type", "application/xml")
@@ -1344,20 +1331,7 @@ async fn delivery_returns_the_final_xml_and_its_pdf_to_the_archive() {
     let url = receiver.serve().await;
     let types = json!(["invoice.artifacts_ready"]);
     assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
-    let connection: Value = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox"}))
-        .value()
-        .await;
-    let cid = connection["id"].as_str().unwrap();
-    s.v1(
-        Method::POST,
-        &format!("/v1/connections/{cid}/activate"),
-        BOOTSTRAP,
-    )
-    .send()
-    .await
-    .unwrap();
+    s.sandbox_connection().await;
     let xml = support::example("invoice-sk.xml");
     let sent: Value = s
         .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
@@ -1423,20 +1397,7 @@ async fn the_buyers_acceptance_is_a_webhook() {
     let url = receiver.serve().await;
     let types = json!(["invoice.accepted"]);
     assert_eq!(create(&s, BOOTSTRAP, &url, types).await.status(), 201);
-    let connection: Value = s
-        .v1(Method::POST, "/v1/connections", BOOTSTRAP)
-        .json(&json!({"partner": "sandbox"}))
-        .value()
-        .await;
-    let cid = connection["id"].as_str().unwrap();
-    s.v1(
-        Method::POST,
-        &format!("/v1/connections/{cid}/activate"),
-        BOOTSTRAP,
-    )
-    .send()
-    .await
-    .unwrap();
+    s.sandbox_connection().await;
     let sent: Value = s
         .v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
         .header("Content-Type", "application/xml")

@@ -52,6 +52,7 @@ async fn suite(store: &Store) {
     // Bootstrap happens once, whoever asks.
     let boot = key(OPERATOR_TENANT_ID, "admin", "h_boot");
     assert!(store.bootstrap(&boot).await.unwrap());
+    people(store).await;
     assert!(!store
         .bootstrap(&key(OPERATOR_TENANT_ID, "admin", "h_boot2"))
         .await
@@ -245,6 +246,97 @@ async fn suite(store: &Store) {
     idempotency(store, OPERATOR_TENANT_ID).await;
     conversion_pages(store, &acme.id).await;
     store.ping().await.unwrap();
+}
+
+/// Console accounts through the accounts service: invitations, one-time links used at most
+/// once (also when two arrive together), sessions and their revocation.
+async fn people(store: &Store) {
+    use invex_server::people::{Accounts, AccountsError, SessionPolicy, SignIn};
+    let accounts = Accounts::new(store.clone(), SessionPolicy::default());
+    let first = accounts
+        .first_admin(OPERATOR_TENANT_ID)
+        .await
+        .unwrap()
+        .expect("a tenant without people gets a first admin");
+    assert!(accounts
+        .first_admin(OPERATOR_TENANT_ID)
+        .await
+        .unwrap()
+        .is_none());
+    // Two uses of one link at the same moment: one wins.
+    let (a, b) = tokio::join!(
+        accounts.complete_link(
+            &first.token,
+            Some("Boss@Firma.sk"),
+            "first admin's password"
+        ),
+        accounts.complete_link(&first.token, Some("boss2@firma.sk"), "another password!!"),
+    );
+    assert!(a.is_ok() != b.is_ok(), "{a:?} {b:?}");
+    let winner = if a.is_ok() {
+        "boss@firma.sk"
+    } else {
+        "boss2@firma.sk"
+    };
+    let person = store
+        .person_by_email(winner)
+        .await
+        .unwrap()
+        .expect("address set");
+    assert_eq!(person.role, "admin");
+    assert!(person
+        .password_hash
+        .as_deref()
+        .unwrap()
+        .starts_with("$argon2id$"));
+
+    let inv = accounts
+        .invite(OPERATOR_TENANT_ID, "Jana@Firma.sk", "auditor")
+        .await
+        .unwrap();
+    assert_eq!(inv.person.email, "jana@firma.sk");
+    assert!(matches!(
+        accounts
+            .invite(OPERATOR_TENANT_ID, "jana@firma.sk", "admin")
+            .await,
+        Err(AccountsError::EmailTaken(_))
+    ));
+    assert!(matches!(
+        accounts
+            .invite(OPERATOR_TENANT_ID, "x@firma.sk", "boss")
+            .await,
+        Err(AccountsError::Role(_))
+    ));
+    // An invitation does not let the address be changed.
+    let jana = accounts
+        .complete_link(&inv.token, Some("evil@firma.sk"), "janino dlhé heslo")
+        .await
+        .unwrap();
+    assert_eq!(jana.person.email, "jana@firma.sk");
+    assert!(accounts.session(&jana.token).await.unwrap().is_some());
+    let again = match accounts
+        .sign_in(None, "jana@firma.sk", "janino dlhé heslo")
+        .await
+    {
+        Ok(SignIn::Ok(s)) => s,
+        other => panic!("{other:?}"),
+    };
+    assert!(matches!(
+        accounts
+            .sign_in(None, "jana@firma.sk", "wrong password")
+            .await,
+        Ok(SignIn::Refused)
+    ));
+    accounts.sign_out(&jana.token).await.unwrap();
+    assert!(accounts.session(&jana.token).await.unwrap().is_none());
+    assert!(accounts.session(&again.token).await.unwrap().is_some());
+    assert_eq!(
+        accounts.sign_out_everywhere(&jana.person.id).await.unwrap(),
+        1
+    );
+    assert!(accounts.session(&again.token).await.unwrap().is_none());
+    let people = store.people(OPERATOR_TENANT_ID).await.unwrap();
+    assert_eq!(people.len(), 2);
 }
 
 fn conversion(tenant: &str, batch: &str, position: i64, status: &str) -> ConversionRecord {

@@ -5,38 +5,15 @@
 //! force today) is compared by the rules it runs: every rule of its packs with the flag the
 //! profile gives it (overrides applied; rules disabled or replaced by a higher pack left
 //! out). Rules are matched by id; for each rule present on both sides the fields that
-//! differ are named: flag, test, context, message, remediation, pattern. Which pack
-//! version carries a rule is not a change by itself.
+//! differ are named: flag, test, context, message, remediation, pattern, business terms,
+//! owner. Which pack version carries a rule is not a change by itself.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use invex_engine::pack::Severity;
+use invex_engine::catalogue::{changes, layer_rules, pack_rules, FieldChange, RuleVersion};
 use invex_engine::registry::Catalog;
-use invex_engine::rules::{Compilation, CompiledPack, Layer};
 use serde::Serialize;
-
-/// One rule as a diff sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RuleView {
-    pub id: String,
-    /// `id@version` of the pack that defines it.
-    pub pack: String,
-    pub flag: Severity,
-    pub pattern: String,
-    pub context: String,
-    pub test: String,
-    pub message: String,
-    pub remediation: String,
-}
-
-/// A field of a rule that differs, with both values.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct FieldChange {
-    pub field: &'static str,
-    pub from: String,
-    pub to: String,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Changed {
@@ -49,8 +26,8 @@ pub struct Changed {
 pub struct RuleDiff {
     pub from: String,
     pub to: String,
-    pub added: Vec<RuleView>,
-    pub removed: Vec<RuleView>,
+    pub added: Vec<RuleVersion>,
+    pub removed: Vec<RuleVersion>,
     pub changed: Vec<Changed>,
     /// Rules present on both sides without any change.
     pub unchanged: usize,
@@ -62,69 +39,10 @@ pub enum DiffError {
     Unknown(String),
 }
 
-/// The rules of a pack, each with its own flag.
-fn pack_rules(pack: &CompiledPack) -> Vec<RuleView> {
-    let reference = pack.reference();
-    let mut out: Vec<RuleView> = pack
-        .schema
-        .iter()
-        .flat_map(|s| &s.rules)
-        .map(|r| RuleView {
-            id: r.id.clone(),
-            pack: reference.clone(),
-            flag: Severity::Fatal,
-            pattern: "schema".to_string(),
-            context: "/".to_string(),
-            test: String::new(),
-            message: r.title.clone(),
-            remediation: r.remediation.clone(),
-        })
-        .collect();
-    out.extend(pack.checks().map(|(p, r, c)| RuleView {
-        id: c.id.clone(),
-        pack: reference.clone(),
-        flag: c.flag,
-        pattern: p.id.clone(),
-        context: one_line(&r.context_source),
-        test: one_line(c.test.source()),
-        message: c.message.clone(),
-        remediation: c.remediation.clone().unwrap_or_default(),
-    }));
-    out
-}
-
-/// The rules a profile's layer runs, with the flags the profile gives them.
-fn layer_rules(layer: &Layer) -> Vec<RuleView> {
-    let mut rules = pack_rules(&layer.pack);
-    let checks: Vec<_> = layer.pack.checks().map(|(_, _, c)| c).collect();
-    let schema_rules = rules.len() - checks.len();
-    let mut keep = Vec::with_capacity(rules.len());
-    for (i, mut r) in rules.drain(..).enumerate() {
-        if i < schema_rules {
-            keep.push(r);
-            continue;
-        }
-        let c = checks[i - schema_rules];
-        if let Some(flag) = layer.effective.get(c.index).copied().flatten() {
-            r.flag = flag;
-            keep.push(r);
-        }
-    }
-    keep
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The rules `name` stands for in `compilation` (a pack first, then a profile), and its
-/// exact name.
-fn rules_of(
-    compilation: &Compilation,
-    catalog: &Catalog,
-    name: &str,
-) -> Result<(String, Vec<RuleView>), DiffError> {
-    if let Some(pack) = compilation.pack(name) {
+/// The rules `name` stands for in `catalog` (a pack version first, then a profile), and
+/// its exact name.
+fn rules_of(catalog: &Catalog, name: &str) -> Result<(String, Vec<RuleVersion>), DiffError> {
+    if let Some(pack) = catalog.packs.iter().find(|p| p.reference() == name) {
         return Ok((pack.reference(), pack_rules(pack)));
     }
     let profile = catalog
@@ -139,18 +57,13 @@ fn rules_of(
     Ok((profile.def.reference(), rules))
 }
 
-/// Compare `from` with `to` (packs or profiles of the compiled directory).
-pub fn diff(
-    compilation: &Compilation,
-    catalog: &Catalog,
-    from: &str,
-    to: &str,
-) -> Result<RuleDiff, DiffError> {
-    let (from_name, a) = rules_of(compilation, catalog, from)?;
-    let (to_name, b) = rules_of(compilation, catalog, to)?;
+/// Compare `from` with `to` (pack versions or profiles of the catalogue).
+pub fn diff(catalog: &Catalog, from: &str, to: &str) -> Result<RuleDiff, DiffError> {
+    let (from_name, a) = rules_of(catalog, from)?;
+    let (to_name, b) = rules_of(catalog, to)?;
     // By id; within a profile a later (higher) pack's rule of the same id wins.
-    let a: BTreeMap<String, RuleView> = a.into_iter().map(|r| (r.id.clone(), r)).collect();
-    let b: BTreeMap<String, RuleView> = b.into_iter().map(|r| (r.id.clone(), r)).collect();
+    let a: BTreeMap<String, RuleVersion> = a.into_iter().map(|r| (r.id.clone(), r)).collect();
+    let b: BTreeMap<String, RuleVersion> = b.into_iter().map(|r| (r.id.clone(), r)).collect();
     let mut out = RuleDiff {
         from: from_name,
         to: to_name,
@@ -163,7 +76,7 @@ pub fn diff(
         match b.get(id) {
             None => out.removed.push(old.clone()),
             Some(new) => {
-                let changes = field_changes(old, new);
+                let changes = changes(old, new);
                 if changes.is_empty() {
                     out.unchanged += 1;
                 } else {
@@ -181,26 +94,6 @@ pub fn diff(
         .map(|(_, r)| r.clone())
         .collect();
     Ok(out)
-}
-
-fn field_changes(old: &RuleView, new: &RuleView) -> Vec<FieldChange> {
-    let mut out = Vec::new();
-    let mut field = |name: &'static str, a: &str, b: &str| {
-        if a != b {
-            out.push(FieldChange {
-                field: name,
-                from: a.to_string(),
-                to: b.to_string(),
-            });
-        }
-    };
-    field("flag", old.flag.as_str(), new.flag.as_str());
-    field("test", &old.test, &new.test);
-    field("context", &old.context, &new.context);
-    field("message", &old.message, &new.message);
-    field("remediation", &old.remediation, &new.remediation);
-    field("pattern", &old.pattern, &new.pattern);
-    out
 }
 
 impl RuleDiff {
@@ -245,24 +138,21 @@ impl RuleDiff {
 mod tests {
     use std::path::PathBuf;
 
-    use invex_engine::rules::compile_dir;
-
     use super::*;
 
-    fn shipped() -> (Compilation, Catalog) {
+    fn shipped() -> Catalog {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../rulepacks");
-        let catalog = Catalog::load(&dir).expect("the shipped packs load");
-        (compile_dir(&dir), catalog)
+        Catalog::load(&dir).expect("the shipped packs load")
     }
 
-    fn ids(rules: &[RuleView]) -> Vec<&str> {
+    fn ids(rules: &[RuleVersion]) -> Vec<&str> {
         rules.iter().map(|r| r.id.as_str()).collect()
     }
 
     #[test]
     fn peppol_3_0_21_to_3_0_22_lists_exactly_the_changed_rules() {
-        let (c, cat) = shipped();
-        let d = diff(&c, &cat, "peppol-bis3@2026.5", "peppol-bis3@2026.11").unwrap();
+        let cat = shipped();
+        let d = diff(&cat, "peppol-bis3@2026.5", "peppol-bis3@2026.11").unwrap();
         assert_eq!(
             ids(&d.added),
             [
@@ -294,7 +184,7 @@ mod tests {
                 ("PEPPOL-EN16931-P0100", vec!["test"]),
                 (
                     "PEPPOL-EN16931-P0112",
-                    vec!["test", "message", "remediation"]
+                    vec!["test", "message", "remediation", "business_terms"]
                 ),
             ]
         );
@@ -310,11 +200,11 @@ mod tests {
 
     #[test]
     fn profiles_compare_the_rules_they_run() {
-        let (c, cat) = shipped();
+        let cat = shipped();
         // The Slovak profile of 3.0.21 already ran the 3.0.22 Slovak rules (through
         // sk-national@2027.1) and its P0112; between the two versions only the Peppol
         // release changes, and the SK rules move to the Peppol pack.
-        let d = diff(&c, &cat, "peppol-bis3-sk@2027.1", "peppol-bis3-sk@2027.2").unwrap();
+        let d = diff(&cat, "peppol-bis3-sk@2027.1", "peppol-bis3-sk@2027.2").unwrap();
         assert_eq!(
             ids(&d.added),
             ["PEPPOL-COMMON-R058", "PEPPOL-COMMON-R059"],
@@ -328,8 +218,42 @@ mod tests {
         let fields: Vec<&str> = sk.changes.iter().map(|f| f.field).collect();
         assert_eq!(fields, ["context", "pattern"], "{}", d.text());
         assert!(matches!(
-            diff(&c, &cat, "peppol-bis3@2026.5", "nope@1"),
+            diff(&cat, "peppol-bis3@2026.5", "nope@1"),
             Err(DiffError::Unknown(_))
         ));
+    }
+
+    /// Release notes embed `invex rules diff` output after a marker
+    /// `<!-- invex rules diff A B -->`: each block must be what the command prints today.
+    #[test]
+    fn release_notes_are_the_diff_output() {
+        let cat = shipped();
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/releases");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).expect("docs/releases") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("release notes");
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find("<!-- invex rules diff ") {
+                rest = &rest[at + "<!-- invex rules diff ".len()..];
+                let (args, after) = rest.split_once(" -->").expect("marker end");
+                let (from, to) = args.split_once(' ').expect("two versions");
+                let block = after
+                    .split_once("```text\n")
+                    .and_then(|(_, b)| b.split_once("```"))
+                    .map(|(b, _)| b)
+                    .expect("a text block after the marker");
+                let d = diff(&cat, from, to).expect("both versions are shipped");
+                assert_eq!(
+                    block,
+                    d.text(),
+                    "{}: the block after `invex rules diff {from} {to}` differs from the \
+                     command's output; regenerate it",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 2, "release notes with diff blocks: {checked}");
     }
 }

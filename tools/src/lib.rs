@@ -3,6 +3,7 @@
 //! The binary (`invex-server`, binary `invex`) parses arguments and maps results to exit
 //! codes; everything else lives here so that tests can drive it directly.
 
+pub mod catalogue;
 pub mod conformance;
 pub mod diff;
 pub mod fixtures;

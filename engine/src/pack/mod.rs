@@ -15,7 +15,7 @@
 pub mod schema;
 pub mod yamlpos;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -580,11 +580,55 @@ pub fn load_dir(root: &Path) -> (SourceTree, Vec<Diagnostic>) {
     let profiles_file = root.join(PROFILES_FILE);
     if profiles_file.is_file() {
         if let Some(p) = read_yaml::<ProfilesDef>(&profiles_file, &mut diags) {
-            check_profiles(&p, &tree, &mut diags);
+            // A pack whose pack.yaml failed to load has its own diagnostic.
+            let known = |r: &str| {
+                tree.packs.iter().any(|s| s.reference() == r) || tree.failed.iter().any(|f| f == r)
+            };
+            check_profiles(&p, &known, &mut diags);
             tree.profiles = Some(p);
         }
     }
     (tree, diags)
+}
+
+/// Load `profiles.yaml` under `root` alone, checked as [`load_dir`] checks it, a pack
+/// reference counting as known when its `pack.yaml` exists. For callers that load only
+/// the packs they need ([`load_pack_at`]).
+pub fn load_profiles(root: &Path) -> Result<Source<ProfilesDef>, LoadError> {
+    let mut diags = Vec::new();
+    let file = root.join(PROFILES_FILE);
+    let loaded = read_yaml::<ProfilesDef>(&file, &mut diags);
+    if let Some(p) = &loaded {
+        let known = |r: &str| {
+            split_reference(r)
+                .is_some_and(|(id, version)| root.join(id).join(version).join(PACK_FILE).is_file())
+        };
+        check_profiles(p, &known, &mut diags);
+    }
+    match loaded {
+        Some(p) if diags.is_empty() => Ok(p),
+        _ => Err(LoadError { diagnostics: diags }),
+    }
+}
+
+/// Load the pack `id@version` from `<root>/<id>/<version>`, checked as [`load_dir`]
+/// checks each pack.
+pub fn load_pack_at(root: &Path, reference: &str) -> Result<PackSource, LoadError> {
+    let mut diags = Vec::new();
+    let Some((id, version)) = split_reference(reference) else {
+        return Err(LoadError {
+            diagnostics: vec![Diagnostic::file(
+                root,
+                format!("`{reference}` is not a pack reference (`pack-id@version`)"),
+            )],
+        });
+    };
+    let dir = root.join(id).join(version);
+    let loaded = load_pack(&dir, &dir.join(PACK_FILE), &mut diags);
+    match loaded {
+        Some(src) if diags.is_empty() => Ok(src),
+        _ => Err(LoadError { diagnostics: diags }),
+    }
 }
 
 /// `id@version` as the directory `<root>/<id>/<version>` names it.
@@ -1060,10 +1104,14 @@ fn check_detection(p: &Source<ProfilesDef>, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Diagnostic>) {
+/// Check `profiles.yaml`; `known` says whether a pack reference names a pack there is.
+fn check_profiles(
+    p: &Source<ProfilesDef>,
+    known: &dyn Fn(&str) -> bool,
+    diags: &mut Vec<Diagnostic>,
+) {
     check_document_types(p, diags);
     check_detection(p, diags);
-    let known: BTreeMap<String, ()> = tree.packs.iter().map(|s| (s.reference(), ())).collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, prof) in p.def.profiles.iter().enumerate() {
         let at = |key: &'static str| [Seg::Key("profiles"), Seg::Index(i), Seg::Key(key)];
@@ -1197,8 +1245,7 @@ fn check_profiles(p: &Source<ProfilesDef>, tree: &SourceTree, diags: &mut Vec<Di
                     format!("`{r}` is not a pack reference (`pack-id@version`)"),
                 )),
                 Some((id, _)) => {
-                    // A pack whose pack.yaml failed to load has its own diagnostic.
-                    if !known.contains_key(r.as_str()) && !tree.failed.contains(r) {
+                    if !known(r) {
                         diags.push(p.at_value(
                             &path,
                             format!(

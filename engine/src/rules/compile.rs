@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::doctype::{DocumentGate, Scope};
 use crate::pack::yamlpos::{Pos, Seg};
 use crate::pack::{
-    self, Diagnostic, DocumentTypeDef, LetDef, LoadError, OverrideAction, PackSource, ProfileDef,
-    Source, SourceTree,
+    self, Diagnostic, DocumentTypeDef, LetDef, LoadError, OverrideAction, PackSource, PatternDef,
+    ProfileDef, RuleDef, Source, SourceTree,
 };
 use crate::report::PrefixMap;
 use crate::xpath::{self, CompileError, StaticContext};
@@ -103,90 +103,28 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
     let mut variable_count = sc.variable_count();
 
     let fixtures_dir = src.fixtures_dir();
+    // Every rule compiles against the pack's lets alone, independently of the others:
+    // parsing XPath is most of the time a pack takes, so the rules are compiled in
+    // parallel, then put together in file order (check indexes and diagnostics as a
+    // sequential pass would give them).
+    let jobs: Vec<(usize, usize)> = src
+        .patterns
+        .iter()
+        .enumerate()
+        .flat_map(|(pi, p)| (0..p.def.rules.len()).map(move |ri| (pi, ri)))
+        .collect();
+    let compiled: Vec<RuleOutcome> = parallel_map(&jobs, |&(pi, ri)| {
+        let p = &src.patterns[pi];
+        compile_rule(p, ri, &p.def.rules[ri], &sc, &fixtures_dir)
+    });
+    let mut compiled = compiled.into_iter();
     let mut patterns = Vec::new();
-    let mut check_index = 0usize;
     for p in &src.patterns {
         let mut rules = Vec::new();
-        for (ri, r) in p.def.rules.iter().enumerate() {
-            let rule_path = [Seg::Key("rules"), Seg::Index(ri)];
-            let context_path = [Seg::Key("rules"), Seg::Index(ri), Seg::Key("context")];
-            let context = match xpath::compile_pattern(&r.context, &sc) {
-                Ok(e) => Some(e),
-                Err(e) => {
-                    diags.push(p.at(&context_path, xpath_message("context", &r.context, &e)));
-                    None
-                }
-            };
-            let mut rsc = sc.clone();
-            let mut lets = Vec::new();
-            compile_lets(
-                p,
-                &[Seg::Key("rules"), Seg::Index(ri), Seg::Key("lets")],
-                &r.lets,
-                &mut rsc,
-                &mut lets,
-                &mut diags,
-            );
-            variable_count = variable_count.max(rsc.variable_count());
-            let mut checks = Vec::new();
-            for (kind, key, list) in [
-                (CheckKind::Assert, "asserts", &r.asserts),
-                (CheckKind::Report, "reports", &r.reports),
-            ] {
-                for (ci, c) in list.iter().enumerate() {
-                    let at = |k: &'static str| {
-                        [
-                            Seg::Key("rules"),
-                            Seg::Index(ri),
-                            Seg::Key(key),
-                            Seg::Index(ci),
-                            Seg::Key(k),
-                        ]
-                    };
-                    let test = match xpath::compile(&c.test, &rsc) {
-                        Ok(e) => e,
-                        Err(e) => {
-                            diags.push(p.at(&at("test"), xpath_message("test", &c.test, &e)));
-                            continue;
-                        }
-                    };
-                    checks.push(CompiledCheck {
-                        index: check_index,
-                        id: c.id.clone(),
-                        kind,
-                        flag: c.flag,
-                        test,
-                        message: c.message.trim().to_string(),
-                        remediation: c.remediation.as_ref().map(|r| r.trim().to_string()),
-                        business_terms: c.business_terms.clone(),
-                        owner: c.owner.clone(),
-                        fixtures_pass: c
-                            .fixtures
-                            .pass
-                            .iter()
-                            .map(|f| fixtures_dir.join(f))
-                            .collect(),
-                        fixtures_fail: c
-                            .fixtures
-                            .fail
-                            .iter()
-                            .map(|f| fixtures_dir.join(f))
-                            .collect(),
-                        pos: source_pos(&p.file, p.positions.locate(&at("id"))),
-                        test_pos: source_pos(&p.file, p.positions.locate(&at("test"))),
-                    });
-                    check_index += 1;
-                }
-            }
-            if let Some(context) = context {
-                rules.push(CompiledRule {
-                    context_source: r.context.trim().to_string(),
-                    context,
-                    lets,
-                    checks,
-                    pos: source_pos(&p.file, p.positions.locate(&rule_path)),
-                });
-            }
+        for outcome in compiled.by_ref().take(p.def.rules.len()) {
+            diags.extend(outcome.diagnostics);
+            variable_count = variable_count.max(outcome.variable_count);
+            rules.extend(outcome.rule);
         }
         patterns.push(CompiledPattern {
             id: p.def.pattern.clone(),
@@ -194,6 +132,16 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
             file: p.file.clone(),
             rules,
         });
+    }
+    // Check indexes in file order.
+    let mut check_index = 0usize;
+    for c in patterns
+        .iter_mut()
+        .flat_map(|p| p.rules.iter_mut())
+        .flat_map(|r| r.checks.iter_mut())
+    {
+        c.index = check_index;
+        check_index += 1;
     }
 
     let overrides = def
@@ -238,6 +186,145 @@ pub fn compile_pack(src: &PackSource) -> (Option<CompiledPack>, Vec<Diagnostic>)
         schema,
     };
     (Some(pack), diags)
+}
+
+/// `f` over `items`, results in the order of `items`, on as many threads as there are
+/// cores (item `i` on thread `i % threads`, which spreads long and short items alike).
+/// Plain scoped threads rather than a shared pool: callers may be pool workers that wait
+/// for this (a profile compiled on first use while documents are validated in parallel),
+/// and work queued on the pool they block would never run.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let f = &f;
+    let mut indexed: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    items
+                        .iter()
+                        .enumerate()
+                        .skip(t)
+                        .step_by(threads)
+                        .map(|(i, item)| (i, f(item)))
+                        .collect::<Vec<(usize, R)>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    indexed.sort_by_key(|(i, _)| *i);
+    indexed.into_iter().map(|(_, r)| r).collect()
+}
+
+/// One rule of a pattern, compiled against the pack's static context `sc`.
+struct RuleOutcome {
+    /// None when its context did not compile.
+    rule: Option<CompiledRule>,
+    diagnostics: Vec<Diagnostic>,
+    /// Variable slots with the rule's own lets.
+    variable_count: usize,
+}
+
+fn compile_rule(
+    p: &Source<PatternDef>,
+    ri: usize,
+    r: &RuleDef,
+    sc: &StaticContext,
+    fixtures_dir: &Path,
+) -> RuleOutcome {
+    let mut diags = Vec::new();
+    let rule_path = [Seg::Key("rules"), Seg::Index(ri)];
+    let context_path = [Seg::Key("rules"), Seg::Index(ri), Seg::Key("context")];
+    let context = match xpath::compile_pattern(&r.context, sc) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            diags.push(p.at(&context_path, xpath_message("context", &r.context, &e)));
+            None
+        }
+    };
+    let mut rsc = sc.clone();
+    let mut lets = Vec::new();
+    compile_lets(
+        p,
+        &[Seg::Key("rules"), Seg::Index(ri), Seg::Key("lets")],
+        &r.lets,
+        &mut rsc,
+        &mut lets,
+        &mut diags,
+    );
+    let variable_count = rsc.variable_count();
+    let mut checks = Vec::new();
+    for (kind, key, list) in [
+        (CheckKind::Assert, "asserts", &r.asserts),
+        (CheckKind::Report, "reports", &r.reports),
+    ] {
+        for (ci, c) in list.iter().enumerate() {
+            let at = |k: &'static str| {
+                [
+                    Seg::Key("rules"),
+                    Seg::Index(ri),
+                    Seg::Key(key),
+                    Seg::Index(ci),
+                    Seg::Key(k),
+                ]
+            };
+            let test = match xpath::compile(&c.test, &rsc) {
+                Ok(e) => e,
+                Err(e) => {
+                    diags.push(p.at(&at("test"), xpath_message("test", &c.test, &e)));
+                    continue;
+                }
+            };
+            checks.push(CompiledCheck {
+                // Numbered in file order once every rule is compiled.
+                index: 0,
+                id: c.id.clone(),
+                kind,
+                flag: c.flag,
+                test,
+                message: c.message.trim().to_string(),
+                remediation: c.remediation.as_ref().map(|r| r.trim().to_string()),
+                business_terms: c.business_terms.clone(),
+                owner: c.owner.clone(),
+                fixtures_pass: c
+                    .fixtures
+                    .pass
+                    .iter()
+                    .map(|f| fixtures_dir.join(f))
+                    .collect(),
+                fixtures_fail: c
+                    .fixtures
+                    .fail
+                    .iter()
+                    .map(|f| fixtures_dir.join(f))
+                    .collect(),
+                pos: source_pos(&p.file, p.positions.locate(&at("id"))),
+                test_pos: source_pos(&p.file, p.positions.locate(&at("test"))),
+            });
+        }
+    }
+    RuleOutcome {
+        rule: context.map(|context| CompiledRule {
+            context_source: r.context.trim().to_string(),
+            context,
+            lets,
+            checks,
+            pos: source_pos(&p.file, p.positions.locate(&rule_path)),
+        }),
+        diagnostics: diags,
+        variable_count,
+    }
 }
 
 /// The schema layer of a schema pack: the schema the loader compiled and the rules its

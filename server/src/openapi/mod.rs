@@ -21,8 +21,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, company, convert, health, keys, peppol, rulepacks, sending, tenants, usage, validate,
-    vat, webhooks,
+    self, company, convert, health, keys, peppol, rulepacks, rules, sending, tenants, usage,
+    validate, vat, webhooks,
 };
 use crate::state::AppState;
 
@@ -49,7 +49,7 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         convert::list, convert::get_one, convert::xml, convert::correct, convert::approve, convert::reject,
         sending::create_connection, sending::list_connections, sending::get_connection, sending::activate_connection,
         sending::send_v1, sending::send_api, sending::list_invoices, sending::get_invoice, sending::messages, sending::messages_v1, sending::evidence, sending::evidence_v1, sending::partner_callback, sending::archive_invoice, sending::artifact,
-        rulepacks::list, rulepacks::reload,
+        rulepacks::list, rulepacks::reload, rules::list, rules::profiles, rules::get_one,
         keys::create, keys::list, keys::get_one, keys::revoke,
         tenants::create, tenants::list, tenants::get_one,
         webhooks::create, webhooks::list, webhooks::get_one, webhooks::update, webhooks::remove,

@@ -4,6 +4,7 @@
 
 pub mod admit;
 pub mod company;
+pub mod console;
 pub mod convert;
 pub mod created;
 pub mod form;
@@ -12,6 +13,7 @@ pub mod keys;
 pub mod page;
 pub mod peppol;
 pub mod rulepacks;
+pub mod rules;
 pub mod sandbox;
 pub mod sending;
 pub mod tenants;
@@ -289,6 +291,18 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
             post(rulepacks::reload),
         ),
         (
+            e(Method::GET, "/v1/rules", Roles(allow::READ)),
+            get(rules::list),
+        ),
+        (
+            e(Method::GET, "/v1/rules/profiles", Roles(allow::READ)),
+            get(rules::profiles),
+        ),
+        (
+            e(Method::GET, "/v1/rules/{id}", Roles(allow::READ)),
+            get(rules::get_one),
+        ),
+        (
             e(Method::POST, "/v1/keys", Roles(allow::ADMIN)),
             post(keys::create),
         ),
@@ -405,6 +419,7 @@ pub fn router(state: AppState) -> Router {
     }
     router
         .merge(crate::openapi::routes(&state))
+        .merge(console::routes(&state))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(state.config.limits.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_problem))

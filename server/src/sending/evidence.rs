@@ -35,6 +35,11 @@ pub struct RulesVersion {
     pub profile: String,
     /// Every pack, `id@version`, lowest layer first.
     pub packs: Vec<String>,
+    /// Why this profile version: how it was detected from the document, or which version of
+    /// the named profile was in force on the day of sending. Absent when the caller named
+    /// the exact version (or a profile with one version in force whatever the day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_because: Option<String>,
 }
 
 /// Who approved what and when (reviewed conversions). Documents sent as XML have none.
@@ -82,6 +87,18 @@ impl EvidencePackage {
             .last()
             .map(|e| e.hash.clone())
             .unwrap_or_else(|| crate::store::GENESIS_HASH.to_string());
+        let validation: serde_json::Value =
+            serde_json::from_str(&invoice.summary).unwrap_or_default();
+        let why = |key: &str| {
+            validation
+                .get(key)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let chosen_because = match (why("detection"), why("resolution")) {
+            (Some(d), Some(r)) => Some(format!("{d}; {r}")),
+            (d, r) => d.or(r),
+        };
         EvidencePackage {
             format: FORMAT.to_string(),
             invoice_id: invoice.id.clone(),
@@ -95,7 +112,7 @@ impl EvidencePackage {
                 size_bytes: invoice.payload.len(),
                 payload: Some(invoice.payload.clone()),
             },
-            validation: serde_json::from_str(&invoice.summary).unwrap_or_default(),
+            validation,
             findings: serde_json::from_str(&invoice.findings).unwrap_or_default(),
             rules_version: RulesVersion {
                 profile: invoice.profile.clone(),
@@ -105,6 +122,7 @@ impl EvidencePackage {
                     .filter(|p| !p.is_empty())
                     .map(str::to_string)
                     .collect(),
+                chosen_because,
             },
             transmission_id: invoice.transmission_id.clone(),
             resubmission_of: invoice.resubmission_of.clone(),

@@ -58,6 +58,13 @@ pub struct ValidationSummary {
     pub id: String,
     pub verdict: String,
     pub profile: String,
+    /// How the profile was detected, when the caller named none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<String>,
+    /// Which version of the named profile was in force and why, when the caller named it
+    /// without a version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
     pub rules_version: Vec<String>,
     pub fatal: usize,
     pub warnings: usize,
@@ -720,6 +727,8 @@ async fn run(
         id: result.id.clone(),
         verdict: report.verdict.as_str().to_string(),
         profile: report.profile.clone(),
+        detection: report.detection.clone(),
+        resolution: report.resolution.clone(),
         rules_version: report.rules_version.clone(),
         fatal,
         warnings: report.counts.warning,

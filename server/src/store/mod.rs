@@ -4,6 +4,7 @@
 mod backlog;
 mod conversions;
 mod keys;
+mod people;
 mod sending;
 mod tenants;
 mod usage;
@@ -19,6 +20,7 @@ use tokio::sync::mpsc;
 pub use backlog::Backlog;
 pub use conversions::ConversionRecord;
 pub use keys::{KeyRecord, RevokeOutcome};
+pub use people::{Invited, LinkRecord, PersonRecord, SessionRecord};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
     KeyCompletion, NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,

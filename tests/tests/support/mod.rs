@@ -135,6 +135,32 @@ impl TestServer {
         )
     }
 
+    /// A connection to the sandbox delivery partner, created (pending) and activated with
+    /// the bootstrap key: what every sending test needs first. Its id.
+    pub async fn sandbox_connection(&self) -> String {
+        let r = self
+            .v1(reqwest::Method::POST, "/v1/connections", BOOTSTRAP)
+            .json(&serde_json::json!({"partner": "sandbox", "name": "test partner"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        let c: Value = r.json().await.unwrap();
+        assert_eq!(c["status"], "pending");
+        let id = c["id"].as_str().unwrap().to_string();
+        let r = self
+            .v1(
+                reqwest::Method::POST,
+                &format!("/v1/connections/{id}/activate"),
+                BOOTSTRAP,
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        id
+    }
+
     /// Validate `xml` through `/v1/invoice/validate` with `key`.
     pub async fn validate(&self, key: &str, xml: Vec<u8>) -> Response {
         self.v1(reqwest::Method::POST, "/v1/invoice/validate", key)

@@ -1,6 +1,20 @@
-//! `invex validate`: validate files against a profile and print the reports.
+//! `invex validate`: validate files, directories and standard input against a profile,
+//! write the reports in one of several formats, and sum the run up.
+//!
+//! The inputs are expanded first ([`inputs`]), validated in parallel a chunk at a time
+//! and written in order by a [`Sink`] per format; JUnit and SARIF, which describe the
+//! whole run, are written at the end. The summary line ([`summary`]) closes the output.
 
-use std::io::Write;
+pub mod github;
+pub mod inputs;
+pub mod json;
+pub mod junit;
+pub mod sarif;
+pub mod summary;
+pub mod svrl;
+pub mod text;
+
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -8,12 +22,16 @@ use std::time::Instant;
 
 use chrono::NaiveDate;
 use indicatif::{ProgressBar, ProgressStyle};
-use invex_engine::document::Document;
+use invex_engine::document::Document as XmlDocument;
 use invex_engine::pack::LoadError;
-use invex_engine::registry::{Catalog, ResolveError};
-use invex_engine::report::{to_svrl, to_text, Report};
+use invex_engine::registry::{LazyCatalog, ResolveError};
+use invex_engine::report::Report;
 use invex_engine::rules::{self, RuleSet};
 use rayon::prelude::*;
+
+pub use inputs::{FileFilter, Input, InputError, DEFAULT_GLOB, STDIN_NAME};
+pub use summary::{FailOn, Summary};
+pub use text::{use_color, ColorChoice};
 
 /// Output format of `invex validate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,8 +40,23 @@ pub enum Format {
     Json,
     /// ISO Schematron SVRL.
     Svrl,
-    /// Human-readable lines.
+    /// `path:line:col: severity RULE-ID message` lines.
     Text,
+    /// JUnit XML: a test case per document.
+    Junit,
+    /// SARIF 2.1.0: a result per finding.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+impl Format {
+    /// Whether the summary line goes to standard error, so that standard output stays
+    /// one parseable document (JSON, SVRL, JUnit, SARIF). Text and GitHub commands end
+    /// with it on standard output.
+    pub fn summary_on_stderr(self) -> bool {
+        !matches!(self, Format::Text | Format::Github)
+    }
 }
 
 impl FromStr for Format {
@@ -33,7 +66,12 @@ impl FromStr for Format {
             "json" => Ok(Format::Json),
             "svrl" => Ok(Format::Svrl),
             "text" => Ok(Format::Text),
-            other => Err(format!("unknown format `{other}` (json, svrl, text)")),
+            "junit" => Ok(Format::Junit),
+            "sarif" => Ok(Format::Sarif),
+            "github" => Ok(Format::Github),
+            other => Err(format!(
+                "unknown format `{other}` (json, svrl, text, junit, sarif, github)"
+            )),
         }
     }
 }
@@ -60,21 +98,44 @@ pub struct ValidateOptions {
     pub profile: String,
     pub format: Format,
     pub rulepacks: PathBuf,
-    /// Draw a progress bar on stderr.
+    /// Draw a progress bar on stderr (from [`PROGRESS_THRESHOLD`] documents on).
     pub progress: bool,
     /// The day whose rules apply: a bare profile name (and detection) takes the newest
     /// profile version in force on it.
     pub at: NaiveDate,
+    /// Which files in directories are validated.
+    pub glob: String,
+    /// From which severity on a finding fails the run (exit 1).
+    pub fail_on: FailOn,
+    /// Colour the text format.
+    pub color: bool,
+}
+
+impl ValidateOptions {
+    /// The defaults of the command line for `profile`, `format` and `rulepacks`.
+    pub fn new(profile: &str, format: Format, rulepacks: PathBuf) -> ValidateOptions {
+        ValidateOptions {
+            profile: profile.to_string(),
+            format,
+            rulepacks,
+            progress: false,
+            at: invex_engine::registry::today(),
+            glob: DEFAULT_GLOB.to_string(),
+            fail_on: FailOn::Fatal,
+            color: false,
+        }
+    }
 }
 
 /// How a validation run ended; maps to the exit code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
-    /// Every file is valid (exit 0).
+    /// No document has a finding at or above `--fail-on` (exit 0).
     AllValid,
-    /// At least one file is invalid (exit 1).
+    /// A document has a finding at or above `--fail-on` (exit 1); with the default
+    /// `--fail-on fatal`, a document is invalid.
     SomeInvalid,
-    /// A file could not be read or parsed (exit 2).
+    /// A document could not be read or parsed (exit 2).
     Errors,
 }
 
@@ -84,6 +145,14 @@ impl Outcome {
             Outcome::AllValid => 0,
             Outcome::SomeInvalid => 1,
             Outcome::Errors => 2,
+        }
+    }
+
+    fn of(summary: &Summary) -> Outcome {
+        match summary.exit_code() {
+            0 => Outcome::AllValid,
+            1 => Outcome::SomeInvalid,
+            _ => Outcome::Errors,
         }
     }
 }
@@ -97,55 +166,125 @@ pub enum ValidateError {
     UnknownProfile { name: String, available: String },
     #[error("profile `{name}`: {reason}")]
     NotInForce { name: String, reason: String },
+    #[error(transparent)]
+    Inputs(#[from] InputError),
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
 }
 
-/// The result for one file.
+/// One validated document as the output formats see it.
+pub struct Document<'a> {
+    /// The path as given or found, or [`STDIN_NAME`].
+    pub name: &'a str,
+    /// The report and the rule set that produced it, or why there is none.
+    pub result: Result<(&'a Report, &'a RuleSet), &'a str>,
+}
+
+/// An output format: told each document in order, then the run's summary.
+pub trait Sink {
+    fn document(&mut self, out: &mut dyn Write, doc: &Document<'_>) -> std::io::Result<()>;
+    /// Called once after the last document (the summary line itself is written by the
+    /// caller).
+    fn finish(&mut self, out: &mut dyn Write, summary: &Summary) -> std::io::Result<()>;
+}
+
+/// The writer of `format`.
+pub fn sink(format: Format, several: bool, fail_on: FailOn, color: bool) -> Box<dyn Sink> {
+    match format {
+        Format::Json => Box::new(json::Json { several }),
+        Format::Svrl => Box::new(svrl::Svrl { several }),
+        Format::Text => Box::new(text::Text::new(color)),
+        Format::Junit => Box::new(junit::Junit::new(fail_on)),
+        Format::Sarif => Box::new(sarif::Sarif::new()),
+        Format::Github => Box::new(github::Github),
+    }
+}
+
+/// Whitespace (line breaks too) collapsed to single spaces, and control characters
+/// (which could move a terminal's cursor or end a line early) replaced by U+FFFD: text
+/// from a document or a file name goes into one line of output.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace()
+        .map(|word| {
+            word.chars()
+                .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `c`, or U+FFFD where XML 1.0 does not allow it.
+pub fn xml_char(c: char) -> char {
+    match c {
+        '\t' | '\n' | '\r' => c,
+        '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => '\u{FFFD}',
+        _ => c,
+    }
+}
+
+/// The result for one document.
 pub type FileResult = Result<Report, String>;
 
-/// Validate one file's bytes.
+/// Validate one document's bytes with `rules`.
+pub fn validate_bytes(rules: &RuleSet, bytes: &[u8]) -> FileResult {
+    rules.validate_bytes(bytes).map_err(|e| e.to_string())
+}
+
+/// Validate one file with `rules`.
 pub fn validate_file(rules: &RuleSet, path: &Path) -> FileResult {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    rules.validate_bytes(&bytes).map_err(|e| e.to_string())
+    validate_bytes(rules, &bytes)
 }
 
 /// The result for one file in auto mode: the report and the rule set that produced it.
 pub type DetectedResult = Result<(Report, Arc<RuleSet>), String>;
 
-/// Validate one file with the profile detected from it. The report's `detection` says
-/// which profile and why.
-pub fn validate_file_detected(catalog: &Catalog, path: &Path, at: NaiveDate) -> DetectedResult {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+/// Validate one document with the profile detected from it (compiling its packs if this
+/// is the first document that needs them). The report's `detection` says which profile
+/// and why.
+pub fn validate_detected(catalog: &LazyCatalog, bytes: &[u8], at: NaiveDate) -> DetectedResult {
     let start = Instant::now();
-    let doc = Document::parse(&bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
+    let doc = XmlDocument::parse(bytes).map_err(|e| rules::ValidateError::Parse(e).to_string())?;
+    let parsing = start.elapsed();
     let (rules, note) = catalog
         .detected_ruleset_at(&doc, at)
         .map_err(|why| format!("no profile could be detected: {why}"))?;
+    // The report's time is the document's (parse and validation), not the compilation
+    // of the profile the first document that needs it pays for.
+    let validating = Instant::now();
     let mut report = rules.validate(&doc);
     report.detection = Some(note);
-    report.duration_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
+    report.duration_us =
+        u64::try_from((parsing + validating.elapsed()).as_micros()).unwrap_or(u64::MAX);
     Ok((report, rules))
 }
 
-/// Load the rule-pack directory.
-pub fn load_catalog(rulepacks: &Path) -> Result<Catalog, ValidateError> {
-    Catalog::load(rulepacks).map_err(|errors| ValidateError::Load {
+/// Open the rule-pack directory: `profiles.yaml` now, each profile's packs when first
+/// needed (start-up compiles only what the documents need).
+pub fn open_catalog(rulepacks: &Path) -> Result<LazyCatalog, ValidateError> {
+    LazyCatalog::open(rulepacks).map_err(|errors| ValidateError::Load {
         dir: rulepacks.to_path_buf(),
         errors,
     })
 }
 
-/// Load the rule packs and pick the profile in force on `at`, with the sentence saying
-/// which version and why (for a bare name).
+/// Pick the profile in force on `at` and compile it, with the sentence saying which
+/// version and why (for a bare name).
 pub fn load_ruleset(
+    catalog: &LazyCatalog,
     rulepacks: &Path,
     profile: &str,
     at: NaiveDate,
 ) -> Result<(Arc<RuleSet>, Option<String>), ValidateError> {
-    let catalog = load_catalog(rulepacks)?;
     match catalog.resolve(profile, at) {
-        Ok((p, why)) => return Ok((p.rules.clone(), why)),
+        Ok((p, why)) => {
+            let rules = catalog.rules(p).map_err(|errors| ValidateError::Load {
+                dir: rulepacks.to_path_buf(),
+                errors,
+            })?;
+            return Ok((rules, why));
+        }
         Err(e @ ResolveError::NotInForce { .. }) => {
             return Err(ValidateError::NotInForce {
                 name: profile.to_string(),
@@ -157,11 +296,7 @@ pub fn load_ruleset(
     Err(ValidateError::UnknownProfile {
         name: profile.to_string(),
         available: {
-            let names: Vec<String> = catalog
-                .profiles()
-                .iter()
-                .map(|p| p.def.reference())
-                .collect();
+            let names: Vec<String> = catalog.profiles().iter().map(|p| p.reference()).collect();
             if names.is_empty() {
                 "none".to_string()
             } else {
@@ -171,81 +306,52 @@ pub fn load_ruleset(
     })
 }
 
-/// Validate `files` and write the reports to `out`; per-file errors also go to `err`.
+/// Validate the documents `args` name (files, directories, `-` for `stdin`), write them
+/// to `out` in the chosen format, per-document errors of the machine formats to `err`,
+/// and the summary line to `out` (text, github) or `err` (the others).
 pub fn run(
     opts: &ValidateOptions,
-    files: &[PathBuf],
+    args: &[PathBuf],
+    stdin: &mut dyn Read,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Outcome, ValidateError> {
-    if opts.profile == AUTO_PROFILE {
-        let catalog = load_catalog(&opts.rulepacks)?;
-        return run_detected(
-            &catalog,
-            opts.at,
-            opts.format,
-            opts.progress,
-            files,
-            out,
-            err,
-        );
-    }
-    let (rules, resolution) = load_ruleset(&opts.rulepacks, &opts.profile, opts.at)?;
-    run_files(opts.format, opts.progress, files, out, err, |path| {
-        validate_file(&rules, path).map(|mut report| {
-            report.resolution = resolution.clone();
-            (report, &*rules)
-        })
-    })
+    let filter = FileFilter::new(&opts.glob)?;
+    let inputs = inputs::expand(args, &filter, stdin)?;
+    let catalog = open_catalog(&opts.rulepacks)?;
+    let summary = if opts.profile == AUTO_PROFILE {
+        run_inputs(opts, &inputs, out, err, |bytes| {
+            validate_detected(&catalog, bytes, opts.at)
+        })?
+    } else {
+        let (rules, resolution) = load_ruleset(&catalog, &opts.rulepacks, &opts.profile, opts.at)?;
+        run_inputs(opts, &inputs, out, err, |bytes| {
+            validate_bytes(&rules, bytes).map(|mut report| {
+                report.resolution = resolution.clone();
+                (report, rules.clone())
+            })
+        })?
+    };
+    Ok(Outcome::of(&summary))
 }
 
-/// [`run`] with profile detection per file among the versions in force on `at`, the
-/// catalog already loaded.
-pub fn run_detected(
-    catalog: &Catalog,
-    at: NaiveDate,
-    format: Format,
-    progress: bool,
-    files: &[PathBuf],
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<Outcome, ValidateError> {
-    run_files(format, progress, files, out, err, |path| {
-        validate_file_detected(catalog, path, at)
-    })
-}
-
-/// [`run`] with a rule set already loaded.
-pub fn run_with(
-    rules: &RuleSet,
-    format: Format,
-    progress: bool,
-    files: &[PathBuf],
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> Result<Outcome, ValidateError> {
-    run_files(format, progress, files, out, err, |path| {
-        validate_file(rules, path).map(|report| (report, rules))
-    })
-}
-
-/// Validate `files` with `validate` (which also hands back the rule set used, for SVRL) and
-/// write the results.
-fn run_files<R, F>(
-    format: Format,
-    progress: bool,
-    files: &[PathBuf],
+/// Validate `inputs` with `validate` (which also hands back the rule set used) and write
+/// the results and the summary.
+fn run_inputs<F>(
+    opts: &ValidateOptions,
+    inputs: &[Input],
     out: &mut dyn Write,
     err: &mut dyn Write,
     validate: F,
-) -> Result<Outcome, ValidateError>
+) -> Result<Summary, ValidateError>
 where
-    R: std::ops::Deref<Target = RuleSet> + Send,
-    F: Fn(&Path) -> Result<(Report, R), String> + Sync,
+    F: Fn(&[u8]) -> DetectedResult + Sync,
 {
-    let several = files.len() > 1;
-    let bar = if progress {
-        let bar = ProgressBar::new(files.len() as u64);
+    let several = inputs.len() > 1;
+    let mut sink = sink(opts.format, several, opts.fail_on, opts.color);
+    let mut summary = Summary::new(opts.fail_on);
+    let bar = if opts.progress && inputs.len() >= PROGRESS_THRESHOLD {
+        let bar = ProgressBar::new(inputs.len() as u64);
         if let Ok(style) =
             ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed} (eta {eta})")
         {
@@ -255,122 +361,54 @@ where
     } else {
         None
     };
-    let mut outcome = Outcome::AllValid;
-    // Validate in parallel, a chunk at a time, and print each chunk in order.
-    for chunk in files.chunks(64) {
-        let results: Vec<Result<(Report, R), String>> = chunk
+    // Errors of single documents are in the output of text and GitHub commands already.
+    let errors_to_stderr = opts.format.summary_on_stderr();
+    // Validate in parallel, a chunk at a time, and write each chunk in order.
+    for chunk in inputs.chunks(64) {
+        let results: Vec<DetectedResult> = chunk
             .par_iter()
-            .map(|path| {
-                let r = validate(path);
+            .map(|input| {
+                let r = input.bytes().and_then(|bytes| validate(&bytes));
                 if let Some(bar) = &bar {
                     bar.inc(1);
                 }
                 r
             })
             .collect();
-        for (path, result) in chunk.iter().zip(results) {
-            let this = match &result {
-                Ok((r, _)) if r.is_valid() => Outcome::AllValid,
-                Ok(_) => Outcome::SomeInvalid,
-                Err(_) => Outcome::Errors,
-            };
-            outcome = outcome.max(this);
-            if let Err(e) = &result {
-                let line = format!("invex: {}: {e}", path.display());
+        for (input, result) in chunk.iter().zip(results) {
+            if let (Err(e), true) = (&result, errors_to_stderr) {
+                let line = format!("invex: {}: {}", one_line(&input.name), one_line(e));
                 match &bar {
                     Some(bar) => bar.suspend(|| writeln!(err, "{line}"))?,
                     None => writeln!(err, "{line}")?,
                 }
             }
-            let result = result.as_ref().map(|(report, rules)| (report, &**rules));
-            write_result(out, format, several, path, result)?;
+            let doc = Document {
+                name: &input.name,
+                result: match &result {
+                    Ok((report, rules)) => Ok((report, &**rules)),
+                    Err(e) => Err(e.as_str()),
+                },
+            };
+            summary.add(doc.result.map(|(report, _)| report));
+            match &bar {
+                Some(bar) => bar.suspend(|| sink.document(out, &doc))?,
+                None => sink.document(out, &doc)?,
+            }
         }
     }
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    sink.finish(out, &summary)?;
     out.flush()?;
-    Ok(outcome)
-}
-
-fn write_result(
-    out: &mut dyn Write,
-    format: Format,
-    several: bool,
-    path: &Path,
-    result: Result<(&Report, &RuleSet), &String>,
-) -> std::io::Result<()> {
-    let file = path.display().to_string();
-    match (format, result) {
-        (Format::Json, Ok((report, _))) if several => {
-            let line = serde_json::to_string(&WithFile {
-                file: &file,
-                report,
-            })
-            .map_err(std::io::Error::other)?;
-            writeln!(out, "{line}")
-        }
-        (Format::Json, Ok((report, _))) => writeln!(out, "{}", report.to_json_pretty()),
-        (Format::Json, Err(e)) if several => {
-            let value = serde_json::json!({ "file": file, "error": e });
-            writeln!(out, "{value}")
-        }
-        (Format::Json, Err(_)) => Ok(()),
-        (Format::Svrl, Ok((report, rules))) => {
-            let svrl = to_svrl(report, Some(rules));
-            // Each file's document, introduced by comments after its declaration.
-            let mut comments = String::new();
-            if several {
-                comments.push_str(&format!("<!-- file: {} -->\n", comment_safe(&file)));
-            }
-            if let Some(detection) = &report.detection {
-                comments.push_str(&format!(
-                    "<!-- profile {}, {} -->\n",
-                    comment_safe(&report.profile),
-                    comment_safe(detection)
-                ));
-            }
-            if let Some(resolution) = &report.resolution {
-                comments.push_str(&format!("<!-- profile {} -->\n", comment_safe(resolution)));
-            }
-            if comments.is_empty() {
-                return write!(out, "{svrl}");
-            }
-            let (decl, body) = svrl.split_once('\n').unwrap_or(("", svrl.as_str()));
-            write!(out, "{decl}\n{comments}{body}")
-        }
-        (Format::Svrl, Err(_)) => Ok(()),
-        (Format::Text, Ok((report, _))) => {
-            if several {
-                writeln!(out, "==> {file} <==")?;
-            }
-            if let Some(detection) = &report.detection {
-                writeln!(out, "profile {}, {detection}", report.profile)?;
-            }
-            if let Some(resolution) = &report.resolution {
-                writeln!(out, "profile {resolution}")?;
-            }
-            write!(out, "{}", to_text(report))
-        }
-        (Format::Text, Err(e)) => {
-            if several {
-                writeln!(out, "==> {file} <==")?;
-            }
-            writeln!(out, "error: {e}")
-        }
+    if opts.format.summary_on_stderr() {
+        writeln!(err, "{}", summary.line())?;
+    } else {
+        writeln!(out, "{}", summary.line())?;
+        out.flush()?;
     }
-}
-
-/// A report with the file it is about first (JSON Lines output).
-#[derive(serde::Serialize)]
-struct WithFile<'a> {
-    file: &'a str,
-    #[serde(flatten)]
-    report: &'a Report,
-}
-
-fn comment_safe(s: &str) -> String {
-    s.replace("--", "- -")
+    Ok(summary)
 }
 
 #[cfg(test)]
@@ -379,18 +417,12 @@ mod tests {
     use crate::testkit::{tree, write, BAD_DOC, OK_DOC};
 
     fn opts(dir: &Path, format: Format) -> ValidateOptions {
-        ValidateOptions {
-            at: invex_engine::registry::today(),
-            profile: "prof".into(),
-            format,
-            rulepacks: dir.to_path_buf(),
-            progress: false,
-        }
+        ValidateOptions::new("prof", format, dir.to_path_buf())
     }
 
     fn run_to_strings(o: &ValidateOptions, files: &[PathBuf]) -> (Outcome, String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let outcome = run(o, files, &mut out, &mut err).unwrap();
+        let outcome = run(o, files, &mut std::io::empty(), &mut out, &mut err).unwrap();
         (
             outcome,
             String::from_utf8(out).unwrap(),
@@ -461,13 +493,155 @@ mod tests {
         let (outcome, out, _) =
             run_to_strings(&opts(dir.path(), Format::Text), std::slice::from_ref(&bad));
         assert_eq!(outcome, Outcome::SomeInvalid);
+        let name = bad.display().to_string();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("{name}:1:1: fatal T-01 A document has lines.")
+        );
+        assert_eq!(lines[1], "    remediation: Add a line.");
         assert!(
-            out.starts_with("fatal T-01 at /t:Doc (1:1): A document has lines.\n"),
+            lines[2].starts_with(&format!(
+                "{name}: invalid: 1 fatal, 0 warning, 0 information (profile prof@1; rules p@1.0; "
+            )),
             "{out}"
         );
-        assert!(out.contains("invalid: 1 fatal"));
+        // The summary closes standard output in the text format.
+        assert_eq!(
+            lines[3],
+            "invex: 1 file: 0 valid, 1 invalid, 0 error(s); findings: 1 fatal, 0 warning, 0 information"
+        );
+        assert_eq!(lines.len(), 4, "{out}");
         let (_, out, _) = run_to_strings(&opts(dir.path(), Format::Svrl), &[bad]);
         assert!(out.contains("<svrl:failed-assert id=\"T-01\""), "{out}");
+    }
+
+    #[test]
+    fn fail_on_warning_fails_documents_with_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        // Five lines: valid, but T-02 warns.
+        let many = write(
+            dir.path(),
+            "in/many.xml",
+            "<Doc xmlns='urn:test:doc'><Line/><Line/><Line/><Line/><Line/></Doc>",
+        );
+        let mut o = opts(dir.path(), Format::Json);
+        let (outcome, _, err) = run_to_strings(&o, std::slice::from_ref(&many));
+        assert_eq!(outcome, Outcome::AllValid);
+        assert!(
+            err.ends_with(
+                "invex: 1 file: 1 valid, 0 invalid, 0 error(s); findings: 0 fatal, 1 warning, 0 information\n"
+            ),
+            "{err}"
+        );
+        o.fail_on = FailOn::Warning;
+        let (outcome, _, err) = run_to_strings(&o, &[many]);
+        assert_eq!(outcome, Outcome::SomeInvalid);
+        assert!(err.contains("; 1 failing at warning"), "{err}");
+    }
+
+    #[test]
+    fn directories_and_stdin() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        write(dir.path(), "in/b/ok.xml", OK_DOC);
+        write(dir.path(), "in/a/bad.xml", BAD_DOC);
+        write(dir.path(), "in/a/readme.txt", "not xml");
+        let o = opts(dir.path(), Format::Text);
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let mut stdin: &[u8] = OK_DOC.as_bytes();
+        let outcome = run(
+            &o,
+            &[dir.path().join("in"), PathBuf::from("-")],
+            &mut stdin,
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        assert_eq!(outcome, Outcome::SomeInvalid);
+        let out = String::from_utf8(out).unwrap();
+        let verdicts: Vec<&str> = out
+            .lines()
+            .filter(|l| l.contains(": valid: ") || l.contains(": invalid: "))
+            .collect();
+        let base = dir.path().join("in").display().to_string();
+        assert!(
+            verdicts[0].starts_with(&format!("{base}/a/bad.xml: invalid: ")),
+            "{out}"
+        );
+        assert!(
+            verdicts[1].starts_with(&format!("{base}/b/ok.xml: valid: ")),
+            "{out}"
+        );
+        assert!(verdicts[2].starts_with("<stdin>: valid: "), "{out}");
+        assert_eq!(verdicts.len(), 3, "{out}");
+        assert!(out.ends_with("invex: 3 files: 2 valid, 1 invalid, 0 error(s); findings: 1 fatal, 0 warning, 0 information\n"), "{out}");
+    }
+
+    #[test]
+    fn junit_sarif_and_github_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path());
+        let ok = write(dir.path(), "in/ok.xml", OK_DOC);
+        let bad = write(dir.path(), "in/b,a:d%.xml", BAD_DOC);
+        let missing = dir.path().join("in/missing.xml");
+        let files = [ok, bad.clone(), missing];
+
+        let (outcome, out, err) = run_to_strings(&opts(dir.path(), Format::Junit), &files);
+        assert_eq!(outcome, Outcome::Errors);
+        assert!(
+            out.contains(r#"<testsuite name="invex validate" tests="3" failures="1" errors="1""#),
+            "{out}"
+        );
+        assert!(out.contains(r#"<failure message="1 finding(s) at or above fatal, first T-01: A document has lines." type="fatal">"#), "{out}");
+        assert!(out.contains(r#"<error message="cannot read: "#), "{out}");
+        // The summary and the per-file error go to standard error.
+        assert!(
+            err.contains("invex: 3 files: 1 valid, 1 invalid, 1 error(s)"),
+            "{err}"
+        );
+
+        let (_, out, _) = run_to_strings(&opts(dir.path(), Format::Sarif), &files);
+        let log: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let run = &log["runs"][0];
+        assert_eq!(run["tool"]["driver"]["name"], "invex");
+        assert_eq!(run["tool"]["driver"]["rules"][0]["id"], "T-01");
+        assert_eq!(
+            run["tool"]["driver"]["rules"][0]["help"]["text"],
+            "Add a line."
+        );
+        let result = &run["results"][0];
+        assert_eq!(result["ruleId"], "T-01");
+        assert_eq!(result["level"], "error");
+        let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        assert!(
+            uri.starts_with("file:///") && uri.ends_with("/in/b%2Ca%3Ad%25.xml"),
+            "{uri}"
+        );
+        assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+        assert_eq!(
+            run["invocations"][0]["toolExecutionNotifications"][0]["level"],
+            "error"
+        );
+
+        let (_, out, _) = run_to_strings(&opts(dir.path(), Format::Github), &files);
+        let escaped = bad
+            .display()
+            .to_string()
+            .replace('%', "%25")
+            .replace(',', "%2C")
+            .replace(':', "%3A");
+        assert!(
+            out.contains(&format!("::error file={escaped},line=1,col=1,title=T-01::A document has lines.%0Aremediation: Add a line.%0Aat /t:Doc (prof@1)\n")),
+            "{out}"
+        );
+        assert!(
+            out.contains("title=invex::not validated: cannot read: "),
+            "{out}"
+        );
     }
 
     /// A UBL rule-pack tree: pack `base@1` (fatal B-01: an invoice has an ID) in profile
@@ -590,7 +764,10 @@ mod tests {
         let (_, out, _) =
             run_to_strings(&auto(dir.path(), Format::Text), std::slice::from_ref(&sk));
         assert!(
-            out.starts_with("profile peppol-bis3-sk@1, detected peppol-bis3-sk: "),
+            out.starts_with(&format!(
+                "{}: profile peppol-bis3-sk@1, detected peppol-bis3-sk: ",
+                sk.display()
+            )),
             "{out}"
         );
         let (_, out, _) = run_to_strings(&auto(dir.path(), Format::Svrl), &[sk]);
@@ -622,16 +799,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         ubl_tree(dir.path(), true);
         let html = write(dir.path(), "in/page.xml", "<html><body>hello</body></html>");
-        let (outcome, out, _) = run_to_strings(&auto(dir.path(), Format::Text), &[html]);
+        let (outcome, out, _) =
+            run_to_strings(&auto(dir.path(), Format::Text), std::slice::from_ref(&html));
         assert_eq!(outcome, Outcome::SomeInvalid, "{out}");
+        let name = html.display().to_string();
         assert!(
-            out.starts_with("profile none, no installed profile takes the document element html\n"),
+            out.starts_with(&format!(
+                "{name}: profile none, no installed profile takes the document element html\n"
+            )),
             "{out}"
         );
         assert!(
-            out.contains(
-                "fatal INVEX-DOCTYPE at / (1:1): The document element html (no namespace)"
-            ),
+            out.contains(&format!(
+                "{name}:1:1: fatal INVEX-DOCTYPE The document element html (no namespace)"
+            )),
             "{out}"
         );
     }
@@ -655,12 +836,20 @@ mod tests {
         tree(dir.path());
         let mut o = opts(dir.path(), Format::Json);
         o.profile = "nope".into();
-        let e = run(&o, &[], &mut Vec::new(), &mut Vec::new()).unwrap_err();
+        let e = run(
+            &o,
+            &[],
+            &mut std::io::empty(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("prof@1"), "{e}");
         write(dir.path(), "p/1.0/patterns/main.yaml", "pattern: [");
         let e = run(
             &opts(dir.path(), Format::Json),
             &[],
+            &mut std::io::empty(),
             &mut Vec::new(),
             &mut Vec::new(),
         )

@@ -1,0 +1,669 @@
+//! The console for people: server-rendered pages in Slovak and English, signed in with a
+//! session cookie. Handlers are thin: accounts and sessions are [`crate::people`]'s, the
+//! checks every request passes are [`guard`]'s, the markup is [`page`]'s.
+//!
+//! Pages answer HTML (errors too, with their status); API keys are never taken here, and
+//! the API routes never take the session cookie.
+
+mod guard;
+mod i18n;
+mod page;
+mod rules;
+
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Form, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{map_response_with_state, Next};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::Router;
+use maud::Markup;
+use serde::Deserialize;
+
+use crate::config::Mode;
+use crate::people::{token, AccountsError, SignIn};
+use crate::state::AppState;
+use crate::store::{PersonRecord, SessionRecord};
+use i18n::{Lang, LANG_COOKIE};
+use page::Frame;
+
+/// The console's routes, with the security headers on every answer.
+pub fn routes(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route("/", get(|| async { Redirect::to("/console") }))
+        .route("/console", get(home))
+        .route("/console/sign-in", get(sign_in_form).post(sign_in))
+        .route("/console/sign-out", axum::routing::post(sign_out))
+        .route(
+            "/console/sign-out-everywhere",
+            axum::routing::post(sign_out_everywhere),
+        )
+        .route("/console/links/{token}", get(link_form).post(link_submit))
+        .route("/console/people", get(people).post(invite))
+        .route("/console/rules", get(rules::list))
+        .route("/console/rules/{id}", get(rules::show))
+        .route("/console/assets/console.css", get(stylesheet))
+        .layer(axum::middleware::from_fn(no_api_keys))
+        .layer(map_response_with_state(state.clone(), secure))
+}
+
+async fn secure(State(state): State<AppState>, response: Response) -> Response {
+    guard::secure(response, state.config.mode)
+}
+
+/// The console never takes an API key: a request that brings one is refused, so a key
+/// cannot be used, or leak, through a page.
+async fn no_api_keys(request: Request, next: Next) -> Response {
+    let h = request.headers();
+    if h.contains_key(&crate::auth::X_API_KEY) || h.contains_key(header::AUTHORIZATION) {
+        return (
+            StatusCode::BAD_REQUEST,
+            Html("The console takes no API keys; use the /v1 or /api routes."),
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct PageQuery {
+    lang: Option<String>,
+    signed_out: Option<String>,
+}
+
+/// The language of this request, and whether the query chose it (then it is remembered).
+struct Speech {
+    lang: Lang,
+    chosen: bool,
+}
+
+impl Speech {
+    fn of(query: &PageQuery, headers: &HeaderMap) -> Speech {
+        let chosen = query.lang.as_deref().and_then(Lang::parse);
+        Speech {
+            lang: Lang::choose(query.lang.as_deref(), headers),
+            chosen: chosen.is_some(),
+        }
+    }
+}
+
+fn html(speech: &Speech, status: StatusCode, markup: Markup) -> Response {
+    let mut response = (status, Html(markup.into_string())).into_response();
+    if speech.chosen {
+        let cookie = format!(
+            "{LANG_COOKIE}={}; Path=/; SameSite=Lax; Max-Age=31536000",
+            speech.lang.code()
+        );
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    response
+}
+
+/// A page of the console's frame.
+struct Screen<'a> {
+    state: &'a AppState,
+    speech: Speech,
+    path: &'a str,
+    session: Option<&'a (SessionRecord, PersonRecord)>,
+}
+
+impl Screen<'_> {
+    fn render(&self, status: StatusCode, title: &str, content: Markup) -> Response {
+        let frame = Frame {
+            lang: self.speech.lang,
+            title,
+            sandbox: self.state.config.mode == Mode::Sandbox,
+            path: self.path,
+            session: self.session.map(|(s, p)| (p, s.csrf.as_str())),
+        };
+        html(&self.speech, status, page::page(&frame, content))
+    }
+
+    fn message(&self, status: StatusCode, title: &str, text: &str) -> Response {
+        self.render(status, title, page::message(text))
+    }
+
+    fn error(&self, e: &AccountsError) -> Response {
+        let t = self.speech.lang.t();
+        tracing::error!(error = %e, "console request failed");
+        self.message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            t.error_title,
+            t.error_detail,
+        )
+    }
+}
+
+fn see_other(to: &str) -> Response {
+    Redirect::to(to).into_response()
+}
+
+fn with_cookie(mut response: Response, cookie: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(cookie) {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+    response
+}
+
+/// The live session of the request's cookie, if any.
+async fn current(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<(SessionRecord, PersonRecord)>, AccountsError> {
+    match guard::cookie(headers, guard::SESSION_COOKIE) {
+        Some(t) => state.accounts.session(&t).await,
+        None => Ok(None),
+    }
+}
+
+/// A form that changes something on behalf of a signed-in person: from this site, with
+/// the session's CSRF token.
+fn refused_form(
+    screen: &Screen<'_>,
+    headers: &HeaderMap,
+    session: &SessionRecord,
+    csrf: &str,
+) -> Option<Response> {
+    let t = screen.speech.lang.t();
+    if !guard::same_origin(headers) {
+        return Some(screen.message(StatusCode::FORBIDDEN, t.refused_title, t.refused_cross_site));
+    }
+    if !token::same(csrf, &session.csrf) {
+        return Some(screen.message(StatusCode::FORBIDDEN, t.refused_title, t.refused_csrf));
+    }
+    None
+}
+
+async fn home(
+    State(state): State<AppState>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let speech = Speech::of(&query, &headers);
+    let signed = match current(&state, &headers).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Screen {
+                state: &state,
+                speech,
+                path: "/console",
+                session: None,
+            }
+            .error(&e)
+        }
+    };
+    let Some(signed) = signed else {
+        return see_other("/console/sign-in");
+    };
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: "/console",
+        session: Some(&signed),
+    };
+    let t = screen.speech.lang.t();
+    let content = page::home(t, &signed.1, &signed.0.csrf, None);
+    screen.render(StatusCode::OK, t.home_title, content)
+}
+
+async fn sign_in_form(
+    State(state): State<AppState>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Response {
+    if let Ok(Some(_)) = current(&state, &headers).await {
+        return see_other("/console");
+    }
+    let speech = Speech::of(&query, &headers);
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: "/console/sign-in",
+        session: None,
+    };
+    let t = screen.speech.lang.t();
+    let notice =
+        (query.signed_out.as_deref() == Some("everywhere")).then_some(t.signed_out_everywhere);
+    let content = maud::html! {
+        @if let Some(n) = notice { p.notice role="status" { (n) } }
+        (page::sign_in(t, "", None))
+    };
+    screen.render(StatusCode::OK, t.sign_in_title, content)
+}
+
+#[derive(Debug, Deserialize)]
+struct SignInForm {
+    email: String,
+    password: String,
+}
+
+async fn sign_in(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    let speech = Speech::of(&PageQuery::default(), &headers);
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: "/console/sign-in",
+        session: None,
+    };
+    let t = screen.speech.lang.t();
+    // Signing in from another site's page would sign the browser in as someone else.
+    if !guard::same_origin(&headers) {
+        return screen.message(StatusCode::FORBIDDEN, t.refused_title, t.refused_cross_site);
+    }
+    let client = crate::auth::client::client_address(
+        Some(peer.ip()),
+        &headers,
+        &state.config.trusted_proxies,
+    );
+    match state
+        .accounts
+        .sign_in(client, &form.email, &form.password)
+        .await
+    {
+        Ok(SignIn::Ok(s)) => with_cookie(
+            see_other("/console"),
+            &guard::session_cookie(&s.token, state.config.mode),
+        ),
+        Ok(SignIn::Refused) => screen.render(
+            StatusCode::UNAUTHORIZED,
+            t.sign_in_title,
+            page::sign_in(t, &form.email, Some(t.sign_in_refused)),
+        ),
+        Err(AccountsError::Throttled(th)) => {
+            let mut r = screen.render(
+                StatusCode::TOO_MANY_REQUESTS,
+                t.sign_in_title,
+                page::sign_in(t, &form.email, Some(t.too_many_attempts)),
+            );
+            let secs = th.retry_after.as_secs().max(1).to_string();
+            if let Ok(v) = HeaderValue::from_str(&secs) {
+                r.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+            r
+        }
+        Err(e) => screen.error(&e),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    signing_out(state, headers, form, false).await
+}
+
+async fn sign_out_everywhere(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    signing_out(state, headers, form, true).await
+}
+
+async fn signing_out(
+    state: AppState,
+    headers: HeaderMap,
+    form: CsrfForm,
+    everywhere: bool,
+) -> Response {
+    let speech = Speech::of(&PageQuery::default(), &headers);
+    let signed = match current(&state, &headers).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Screen {
+                state: &state,
+                speech,
+                path: "/console",
+                session: None,
+            }
+            .error(&e)
+        }
+    };
+    let Some(signed) = signed else {
+        return see_other("/console/sign-in");
+    };
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: "/console",
+        session: Some(&signed),
+    };
+    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
+        return refused;
+    }
+    let done = if everywhere {
+        state
+            .accounts
+            .sign_out_everywhere(&signed.1.id)
+            .await
+            .map(|_| ())
+    } else {
+        match guard::cookie(&headers, guard::SESSION_COOKIE) {
+            Some(t) => state.accounts.sign_out(&t).await,
+            None => Ok(()),
+        }
+    };
+    if let Err(e) = done {
+        return screen.error(&e);
+    }
+    let to = if everywhere {
+        "/console/sign-in?signed_out=everywhere"
+    } else {
+        "/console/sign-in"
+    };
+    with_cookie(
+        see_other(to),
+        &guard::cleared_session_cookie(state.config.mode),
+    )
+}
+
+async fn link_form(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let speech = Speech::of(&query, &headers);
+    let path = format!("/console/links/{link}");
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: &path,
+        session: None,
+    };
+    let t = screen.speech.lang.t();
+    match state.accounts.open_link(&link).await {
+        Ok(Some((l, _))) => screen.render(
+            StatusCode::OK,
+            t.link_title,
+            page::link_form(
+                t,
+                l.purpose == crate::people::service::FIRST_ADMIN,
+                None,
+                "",
+            ),
+        ),
+        Ok(None) => screen.message(StatusCode::NOT_FOUND, t.link_title, t.link_gone),
+        Err(e) => screen.error(&e),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct LinkForm {
+    email: Option<String>,
+    password: String,
+}
+
+async fn link_submit(
+    State(state): State<AppState>,
+    Path(link): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<LinkForm>,
+) -> Response {
+    let speech = Speech::of(&PageQuery::default(), &headers);
+    let path = format!("/console/links/{link}");
+    let screen = Screen {
+        state: &state,
+        speech,
+        path: &path,
+        session: None,
+    };
+    let t = screen.speech.lang.t();
+    if !guard::same_origin(&headers) {
+        return screen.message(StatusCode::FORBIDDEN, t.refused_title, t.refused_cross_site);
+    }
+    let first_admin = form.email.is_some();
+    let again = |status: StatusCode, error: &str| {
+        screen.render(
+            status,
+            t.link_title,
+            page::link_form(
+                t,
+                first_admin,
+                Some(error),
+                form.email.as_deref().unwrap_or(""),
+            ),
+        )
+    };
+    match state
+        .accounts
+        .complete_link(&link, form.email.as_deref(), &form.password)
+        .await
+    {
+        Ok(s) => with_cookie(
+            see_other("/console"),
+            &guard::session_cookie(&s.token, state.config.mode),
+        ),
+        Err(AccountsError::LinkGone) => screen.message(StatusCode::GONE, t.link_title, t.link_gone),
+        Err(AccountsError::Password(crate::people::password::PasswordError::TooShort)) => {
+            again(StatusCode::UNPROCESSABLE_ENTITY, t.password_too_short)
+        }
+        Err(AccountsError::Password(crate::people::password::PasswordError::TooLong)) => {
+            again(StatusCode::UNPROCESSABLE_ENTITY, t.password_too_long)
+        }
+        Err(AccountsError::Email(_)) => again(StatusCode::UNPROCESSABLE_ENTITY, t.not_an_email),
+        Err(AccountsError::EmailTaken(_)) => again(StatusCode::CONFLICT, t.email_taken),
+        Err(e) => screen.error(&e),
+    }
+}
+
+/// The signed-in admin of a request, or the answer that refuses it.
+async fn admin(
+    state: &AppState,
+    headers: &HeaderMap,
+    speech: Speech,
+) -> Result<((SessionRecord, PersonRecord), Speech), Response> {
+    let signed = match current(state, headers).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Err(Screen {
+                state,
+                speech,
+                path: "/console",
+                session: None,
+            }
+            .error(&e));
+        }
+    };
+    let Some(signed) = signed else {
+        return Err(see_other("/console/sign-in"));
+    };
+    if signed.1.role != crate::auth::Role::Admin.as_str() {
+        let screen = Screen {
+            state,
+            speech,
+            path: "/console",
+            session: Some(&signed),
+        };
+        let t = screen.speech.lang.t();
+        return Err(screen.message(StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden));
+    }
+    Ok((signed, speech))
+}
+
+async fn people_page(
+    state: &AppState,
+    signed: &(SessionRecord, PersonRecord),
+    speech: Speech,
+    status: StatusCode,
+    error: Option<&str>,
+    invited: Option<(&str, &str)>,
+) -> Response {
+    let screen = Screen {
+        state,
+        speech,
+        path: "/console/people",
+        session: Some(signed),
+    };
+    let t = screen.speech.lang.t();
+    let list = match state.store.people(&signed.1.tenant_id).await {
+        Ok(l) => l,
+        Err(e) => return screen.error(&AccountsError::Store(e)),
+    };
+    let rows: Vec<page::PersonRow<'_>> = list
+        .iter()
+        .map(|p| page::PersonRow {
+            email: &p.email,
+            role: &p.role,
+            status: if p.disabled_at.is_some() {
+                t.disabled
+            } else if p.password_hash.is_none() {
+                t.no_password_yet
+            } else {
+                t.active
+            },
+        })
+        .collect();
+    let content = page::people(t, &rows, &signed.0.csrf, error, invited);
+    screen.render(status, t.people_title, content)
+}
+
+async fn people(
+    State(state): State<AppState>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Response {
+    let speech = Speech::of(&query, &headers);
+    match admin(&state, &headers, speech).await {
+        Ok((signed, speech)) => {
+            people_page(&state, &signed, speech, StatusCode::OK, None, None).await
+        }
+        Err(r) => r,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct InviteForm {
+    csrf: String,
+    email: String,
+    role: String,
+}
+
+async fn invite(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<InviteForm>,
+) -> Response {
+    let speech = Speech::of(&PageQuery::default(), &headers);
+    let (signed, speech) = match admin(&state, &headers, speech).await {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    {
+        let screen = Screen {
+            state: &state,
+            speech: Speech {
+                lang: speech.lang,
+                chosen: false,
+            },
+            path: "/console/people",
+            session: Some(&signed),
+        };
+        if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
+            return refused;
+        }
+    }
+    let t = speech.lang.t();
+    match state
+        .accounts
+        .invite(&signed.1.tenant_id, &form.email, &form.role)
+        .await
+    {
+        Ok(inv) => {
+            let link = link_url(&state, &headers, &inv.token);
+            if state.config.mode == Mode::Sandbox {
+                tracing::info!(email = %inv.person.email, %link, "invitation created (sandbox: the link is logged)");
+            } else {
+                tracing::info!(email = %inv.person.email, "invitation created");
+            }
+            people_page(
+                &state,
+                &signed,
+                speech,
+                StatusCode::CREATED,
+                None,
+                Some((&link, &inv.expires_at)),
+            )
+            .await
+        }
+        Err(AccountsError::Email(_)) => {
+            people_page(
+                &state,
+                &signed,
+                speech,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some(t.not_an_email),
+                None,
+            )
+            .await
+        }
+        Err(AccountsError::Role(_)) => {
+            people_page(
+                &state,
+                &signed,
+                speech,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some(t.not_a_role),
+                None,
+            )
+            .await
+        }
+        Err(AccountsError::EmailTaken(_)) => {
+            people_page(
+                &state,
+                &signed,
+                speech,
+                StatusCode::CONFLICT,
+                Some(t.email_taken),
+                None,
+            )
+            .await
+        }
+        Err(e) => Screen {
+            state: &state,
+            speech,
+            path: "/console/people",
+            session: Some(&signed),
+        }
+        .error(&e),
+    }
+}
+
+/// The absolute address of a one-time link, on the host the admin reached (HTTPS in
+/// production).
+fn link_url(state: &AppState, headers: &HeaderMap, link_token: &str) -> String {
+    let scheme = if state.config.mode == Mode::Production {
+        "https"
+    } else {
+        "http"
+    };
+    match headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
+        Some(host) => format!("{scheme}://{host}/console/links/{link_token}"),
+        None => format!("/console/links/{link_token}"),
+    }
+}
+
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        include_str!("assets/console.css"),
+    )
+        .into_response()
+}

@@ -1,0 +1,177 @@
+//! The console's page frame and its pages, as HTML built with maud (escaped by
+//! construction; compiled into the binary, so there is no template to ship or to load).
+
+use maud::{html, Markup, DOCTYPE};
+
+use super::i18n::{Lang, Texts};
+use crate::store::PersonRecord;
+
+/// What every page shows around its content.
+pub struct Frame<'a> {
+    pub lang: Lang,
+    pub title: &'a str,
+    pub sandbox: bool,
+    /// The path the language switch returns to.
+    pub path: &'a str,
+    /// The person signed in and the session's CSRF token.
+    pub session: Option<(&'a PersonRecord, &'a str)>,
+}
+
+pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
+    let t = f.lang.t();
+    html! {
+        (DOCTYPE)
+        html lang=(f.lang.code()) {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (f.title) " · invex" }
+                link rel="stylesheet" href="/console/assets/console.css";
+            }
+            body {
+                a.skip href="#content" { (t.skip_to_content) }
+                @if f.sandbox {
+                    p.sandbox role="note" { (t.sandbox_banner) }
+                }
+                header.top {
+                    a.brand href="/console" { "invex" }
+                    nav aria-label="invex" {
+                        ul {
+                            @if f.session.is_some() {
+                                li { a href="/console/rules" { (t.rules) } }
+                            }
+                            @if let Some((person, _)) = f.session {
+                                @if person.role == "admin" {
+                                    li { a href="/console/people" { (t.people) } }
+                                }
+                            }
+                            li {
+                                a href={ (f.path) "?lang=" (f.lang.other().code()) }
+                                  lang=(f.lang.other().code()) hreflang=(f.lang.other().code()) {
+                                    (t.switch_to)
+                                }
+                            }
+                            @if let Some((_, csrf)) = f.session {
+                                li {
+                                    form.inline method="post" action="/console/sign-out" {
+                                        input type="hidden" name="csrf" value=(csrf);
+                                        button.quiet type="submit" { (t.sign_out) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                main id="content" tabindex="-1" {
+                    h1 { (f.title) }
+                    (content)
+                }
+            }
+        }
+    }
+}
+
+pub fn sign_in(t: &Texts, email: &str, error: Option<&str>) -> Markup {
+    html! {
+        @if let Some(e) = error {
+            p.error role="alert" { (e) }
+        }
+        form.stack method="post" action="/console/sign-in" {
+            label for="email" { (t.email) }
+            input id="email" name="email" type="email" autocomplete="username" required value=(email);
+            label for="password" { (t.password) }
+            input id="password" name="password" type="password" autocomplete="current-password" required;
+            button type="submit" { (t.sign_in) }
+        }
+    }
+}
+
+pub fn home(t: &Texts, person: &PersonRecord, csrf: &str, notice: Option<&str>) -> Markup {
+    html! {
+        @if let Some(n) = notice {
+            p.notice role="status" { (n) }
+        }
+        dl {
+            dt { (t.signed_in_as) } dd { (person.email) }
+            dt { (t.role) } dd { (t.role(&person.role)) }
+            dt { (t.tenant) } dd { code { (person.tenant_id) } }
+        }
+        form method="post" action="/console/sign-out-everywhere" {
+            input type="hidden" name="csrf" value=(csrf);
+            button.quiet type="submit" { (t.sign_out_everywhere) }
+        }
+    }
+}
+
+pub fn link_form(t: &Texts, first_admin: bool, error: Option<&str>, email: &str) -> Markup {
+    html! {
+        p { (if first_admin { t.link_first_admin } else { t.link_invitation }) }
+        @if let Some(e) = error {
+            p.error role="alert" { (e) }
+        }
+        form.stack method="post" {
+            @if first_admin {
+                label for="email" { (t.email) }
+                input id="email" name="email" type="email" autocomplete="username" required value=(email);
+            }
+            label for="password" { (t.new_password) }
+            input id="password" name="password" type="password" autocomplete="new-password"
+                  minlength="12" required aria-describedby="password-hint";
+            p.hint id="password-hint" { (t.password_hint) }
+            button type="submit" { (t.set_password) }
+        }
+    }
+}
+
+pub fn message(text: &str) -> Markup {
+    html! { p role="alert" { (text) } }
+}
+
+pub struct PersonRow<'a> {
+    pub email: &'a str,
+    pub role: &'a str,
+    pub status: &'a str,
+}
+
+pub fn people(
+    t: &Texts,
+    rows: &[PersonRow<'_>],
+    csrf: &str,
+    error: Option<&str>,
+    invited: Option<(&str, &str)>,
+) -> Markup {
+    html! {
+        @if let Some((link, expires)) = invited {
+            section.notice aria-labelledby="invited" {
+                h2 id="invited" { (t.invitation_link) }
+                p role="status" { (t.invited) }
+                code.link { (link) }
+                p.hint { (t.invitation_expires) " " (expires) }
+            }
+        }
+        table {
+            thead { tr { th scope="col" { (t.email) } th scope="col" { (t.role) } th scope="col" { (t.status) } } }
+            tbody {
+                @for r in rows {
+                    tr { td { (r.email) } td { (t.role(r.role)) } td { (r.status) } }
+                }
+            }
+        }
+        h2 { (t.invite_title) }
+        @if let Some(e) = error {
+            p.error role="alert" { (e) }
+        }
+        form.stack method="post" action="/console/people" {
+            input type="hidden" name="csrf" value=(csrf);
+            label for="email" { (t.email) }
+            input id="email" name="email" type="email" required;
+            label for="role" { (t.role) }
+            select id="role" name="role" {
+                @for (id, name) in &t.role_names {
+                    option value=(id) { (name) }
+                }
+            }
+            button type="submit" { (t.invite) }
+        }
+    }
+}

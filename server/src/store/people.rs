@@ -1,0 +1,316 @@
+//! People (console accounts), their one-time links and their sessions. Tokens are stored
+//! as SHA-256 hashes, passwords as Argon2id strings; neither is ever stored as given.
+
+use sqlx::Any;
+
+use super::{opt_text, text, Store, StoreError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersonRecord {
+    pub id: String,
+    pub tenant_id: String,
+    /// Lowercase.
+    pub email: String,
+    pub role: String,
+    /// Argon2id PHC string; `None` until set.
+    pub password_hash: Option<String>,
+    pub created_at: String,
+    pub disabled_at: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkRecord {
+    /// SHA-256 of the token, lowercase hex.
+    pub hash: String,
+    pub person_id: String,
+    pub purpose: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub used_at: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// SHA-256 of the cookie's token, lowercase hex.
+    pub hash: String,
+    pub person_id: String,
+    pub tenant_id: String,
+    pub csrf: String,
+    pub created_at: String,
+    pub last_seen_at: String,
+    /// The absolute end.
+    pub expires_at: String,
+    pub revoked_at: Option<String>,
+}
+
+const PERSON: &str = "id, tenant_id, email, role, password_hash, created_at, disabled_at";
+const LINK: &str = "hash, person_id, purpose, created_at, expires_at, used_at";
+const SESSION: &str =
+    "hash, person_id, tenant_id, csrf, created_at, last_seen_at, expires_at, revoked_at";
+
+impl PersonRecord {
+    fn from_row(row: &sqlx::any::AnyRow) -> Result<PersonRecord, sqlx::Error> {
+        Ok(PersonRecord {
+            id: text(row, "id")?,
+            tenant_id: text(row, "tenant_id")?,
+            email: text(row, "email")?,
+            role: text(row, "role")?,
+            password_hash: opt_text(row, "password_hash")?,
+            created_at: text(row, "created_at")?,
+            disabled_at: opt_text(row, "disabled_at")?,
+        })
+    }
+}
+
+impl LinkRecord {
+    fn from_row(row: &sqlx::any::AnyRow) -> Result<LinkRecord, sqlx::Error> {
+        Ok(LinkRecord {
+            hash: text(row, "hash")?,
+            person_id: text(row, "person_id")?,
+            purpose: text(row, "purpose")?,
+            created_at: text(row, "created_at")?,
+            expires_at: text(row, "expires_at")?,
+            used_at: opt_text(row, "used_at")?,
+        })
+    }
+}
+
+impl SessionRecord {
+    fn from_row(row: &sqlx::any::AnyRow) -> Result<SessionRecord, sqlx::Error> {
+        Ok(SessionRecord {
+            hash: text(row, "hash")?,
+            person_id: text(row, "person_id")?,
+            tenant_id: text(row, "tenant_id")?,
+            csrf: text(row, "csrf")?,
+            created_at: text(row, "created_at")?,
+            last_seen_at: text(row, "last_seen_at")?,
+            expires_at: text(row, "expires_at")?,
+            revoked_at: opt_text(row, "revoked_at")?,
+        })
+    }
+}
+
+async fn insert_person<'c, E>(executor: E, p: &PersonRecord) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'c, Database = Any>,
+{
+    sqlx::query(&format!(
+        "INSERT INTO people ({PERSON}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    ))
+    .bind(&p.id)
+    .bind(&p.tenant_id)
+    .bind(&p.email)
+    .bind(&p.role)
+    .bind(p.password_hash.as_deref())
+    .bind(&p.created_at)
+    .bind(p.disabled_at.as_deref())
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+async fn insert_link<'c, E>(executor: E, l: &LinkRecord) -> Result<(), StoreError>
+where
+    E: sqlx::Executor<'c, Database = Any>,
+{
+    sqlx::query(&format!(
+        "INSERT INTO person_links ({LINK}) VALUES ($1, $2, $3, $4, $5, $6)"
+    ))
+    .bind(&l.hash)
+    .bind(&l.person_id)
+    .bind(&l.purpose)
+    .bind(&l.created_at)
+    .bind(&l.expires_at)
+    .bind(l.used_at.as_deref())
+    .execute(executor)
+    .await?;
+    Ok(())
+}
+
+/// What inviting a person did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Invited {
+    /// The person and the link are stored.
+    Created,
+    /// An account with this e-mail address exists already (in any tenant): nothing stored.
+    EmailTaken,
+}
+
+impl Store {
+    /// Store a person with a one-time link, in one transaction; an e-mail address already
+    /// taken stores nothing.
+    pub async fn insert_person_with_link(
+        &self,
+        person: &PersonRecord,
+        link: &LinkRecord,
+    ) -> Result<Invited, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let taken = sqlx::query("SELECT id FROM people WHERE email = $1")
+            .bind(&person.email)
+            .fetch_optional(&mut *tx)
+            .await?;
+        if taken.is_some() {
+            return Ok(Invited::EmailTaken);
+        }
+        if let Err(e) = insert_person(&mut *tx, person).await {
+            // A concurrent invitation of the same address won the unique index.
+            if let StoreError::Database(sqlx::Error::Database(d)) = &e {
+                if d.is_unique_violation() {
+                    return Ok(Invited::EmailTaken);
+                }
+            }
+            return Err(e);
+        }
+        insert_link(&mut *tx, link).await?;
+        tx.commit().await?;
+        Ok(Invited::Created)
+    }
+
+    /// A further one-time link for an existing person.
+    pub async fn insert_link(&self, link: &LinkRecord) -> Result<(), StoreError> {
+        insert_link(self.pool(), link).await
+    }
+
+    pub async fn person(&self, id: &str) -> Result<Option<PersonRecord>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {PERSON} FROM people WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.as_ref().map(PersonRecord::from_row).transpose()?)
+    }
+
+    /// The person with this (lowercase) e-mail address.
+    pub async fn person_by_email(&self, email: &str) -> Result<Option<PersonRecord>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {PERSON} FROM people WHERE email = $1"))
+            .bind(email)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.as_ref().map(PersonRecord::from_row).transpose()?)
+    }
+
+    /// A tenant's people, oldest first.
+    pub async fn people(&self, tenant_id: &str) -> Result<Vec<PersonRecord>, StoreError> {
+        let rows = sqlx::query(&format!(
+            "SELECT {PERSON} FROM people WHERE tenant_id = $1 ORDER BY id"
+        ))
+        .bind(tenant_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(PersonRecord::from_row)
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// How many people the tenant has (any state).
+    pub async fn count_people(&self, tenant_id: &str) -> Result<i64, StoreError> {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM people WHERE tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(n)
+    }
+
+    /// Use a one-time link: mark it used if it is unused and not expired at `now`, and
+    /// answer it; a used, expired or unknown link answers `None`. Two concurrent uses of one
+    /// link: exactly one gets it.
+    pub async fn use_link(&self, hash: &str, now: &str) -> Result<Option<LinkRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "UPDATE person_links SET used_at = $2 \
+             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING {LINK}"
+        ))
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(LinkRecord::from_row).transpose()?)
+    }
+
+    /// An unused, unexpired link, without using it (to show its form).
+    pub async fn open_link(&self, hash: &str, now: &str) -> Result<Option<LinkRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {LINK} FROM person_links \
+             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2"
+        ))
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(LinkRecord::from_row).transpose()?)
+    }
+
+    /// Set a person's password hash and, when given, a new (lowercase) address.
+    pub async fn set_credentials(
+        &self,
+        person_id: &str,
+        email: Option<&str>,
+        password_hash: &str,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE people SET password_hash = $2, email = COALESCE($3, email) WHERE id = $1",
+        )
+        .bind(person_id)
+        .bind(password_hash)
+        .bind(email)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn insert_session(&self, s: &SessionRecord) -> Result<(), StoreError> {
+        sqlx::query(&format!(
+            "INSERT INTO sessions ({SESSION}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        ))
+        .bind(&s.hash)
+        .bind(&s.person_id)
+        .bind(&s.tenant_id)
+        .bind(&s.csrf)
+        .bind(&s.created_at)
+        .bind(&s.last_seen_at)
+        .bind(&s.expires_at)
+        .bind(s.revoked_at.as_deref())
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    pub async fn session(&self, hash: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {SESSION} FROM sessions WHERE hash = $1"))
+            .bind(hash)
+            .fetch_optional(self.pool())
+            .await?;
+        Ok(row.as_ref().map(SessionRecord::from_row).transpose()?)
+    }
+
+    /// Record activity on a session (its idle time starts again).
+    pub async fn touch_session(&self, hash: &str, now: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE sessions SET last_seen_at = $2 WHERE hash = $1")
+            .bind(hash)
+            .bind(now)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// End one session.
+    pub async fn revoke_session(&self, hash: &str, now: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL")
+            .bind(hash)
+            .bind(now)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// End every session of a person ("sign out everywhere"); how many were open.
+    pub async fn revoke_sessions_of(&self, person_id: &str, now: &str) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE sessions SET revoked_at = $2 WHERE person_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(person_id)
+        .bind(now)
+        .execute(self.pool())
+        .await?;
+        Ok(done.rows_affected())
+    }
+}
