@@ -340,13 +340,20 @@ mod tests {
                     .as_array()
                     .map(|p| p.iter().filter_map(|p| p["name"].as_str()).collect())
                     .unwrap_or_default();
-                for parameter in ["before", "limit"] {
-                    assert!(names.contains(&parameter), "{path} lacks `{parameter}`");
-                }
+                assert!(names.contains(&"limit"), "{path} lacks `limit`");
+                // Newest-first lists continue `before` the last id; the rule catalogue,
+                // sorted by rule id, `after` it.
+                let cursor = if path == "/v1/rules" {
+                    "after"
+                } else {
+                    "before"
+                };
+                assert!(names.contains(&cursor), "{path} lacks `{cursor}`");
             }
         }
-        // validations, conversions, invoices, keys, webhooks, deliveries, connections, tenants
-        assert_eq!(lists, 8);
+        // validations, conversions, invoices, keys, webhooks, deliveries, connections,
+        // tenants, rules
+        assert_eq!(lists, 9);
     }
 
     /// The operations an integrator starts with carry examples.

@@ -2,7 +2,8 @@
 //! 50) and `?before=` (the `next` of the previous page). Lists are newest first; ids are
 //! time-ordered (UUID v7), so "older than this id" is a stable cursor that rows inserted
 //! meanwhile cannot shift. The store reads one row more than the page, so `next` appears
-//! only when there is a next page.
+//! only when there is a next page. (The rule catalogue, sorted by rule id rather than by
+//! time, takes `?after=` the same way.)
 
 use serde::Deserialize;
 use utoipa::IntoParams;
