@@ -80,15 +80,26 @@ pub struct Accounts {
     store: Store,
     policy: SessionPolicy,
     throttle: FailureThrottle,
+    /// Argon2 runs at once: each takes 19 MiB and a core for tens of milliseconds, so many
+    /// sign-ins from many addresses wait their turn instead of exhausting memory.
+    hashing: tokio::sync::Semaphore,
 }
 
-/// Run Argon2 off the async workers.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, AccountsError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| AccountsError::Task(e.to_string()))
+impl Accounts {
+    /// Run Argon2 off the async workers, at most one run per core at a time.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, AccountsError> {
+        let _permit = self
+            .hashing
+            .acquire()
+            .await
+            .map_err(|e| AccountsError::Task(e.to_string()))?;
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| AccountsError::Task(e.to_string()))
+    }
 }
 
 fn role(name: &str) -> Result<Role, AccountsError> {
@@ -101,6 +112,9 @@ impl Accounts {
             store,
             policy,
             throttle: FailureThrottle::new(SIGN_IN_ATTEMPTS_PER_MINUTE),
+            hashing: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, |n| n.get()),
+            ),
         }
     }
 
@@ -232,7 +246,7 @@ impl Accounts {
             }
         }
         let pw = new_password.to_string();
-        let hash = blocking(move || password::hash(&pw)).await??;
+        let hash = self.blocking(move || password::hash(&pw)).await??;
         if self
             .store
             .use_link(&link.hash, &clock::now())
@@ -281,14 +295,15 @@ impl Accounts {
             .filter(|p| p.disabled_at.is_none())
             .and_then(|p| p.password_hash.clone());
         let pw = password_raw.to_string();
-        let ok = blocking(move || match stored {
-            Some(h) => password::verify(&pw, &h),
-            None => {
-                password::verify_nothing(&pw);
-                false
-            }
-        })
-        .await?;
+        let ok = self
+            .blocking(move || match stored {
+                Some(h) => password::verify(&pw, &h),
+                None => {
+                    password::verify_nothing(&pw);
+                    false
+                }
+            })
+            .await?;
         match person {
             Some(p) if ok => Ok(SignIn::Ok(Box::new(self.open_session(p).await?))),
             _ => Ok(SignIn::Refused),

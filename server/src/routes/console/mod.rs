@@ -159,6 +159,27 @@ async fn current(
     }
 }
 
+/// The signed-in session of a request, or the answer for a request without one: the
+/// sign-in page, or the error page when the session cannot be read.
+async fn signed_in(
+    state: &AppState,
+    headers: &HeaderMap,
+    speech: Speech,
+    path: &str,
+) -> Result<((SessionRecord, PersonRecord), Speech), Response> {
+    match current(state, headers).await {
+        Ok(Some(signed)) => Ok((signed, speech)),
+        Ok(None) => Err(see_other("/console/sign-in")),
+        Err(e) => Err(Screen {
+            state,
+            speech,
+            path,
+            session: None,
+        }
+        .error(&e)),
+    }
+}
+
 /// A form that changes something on behalf of a signed-in person: from this site, with
 /// the session's CSRF token.
 fn refused_form(
@@ -183,20 +204,9 @@ async fn home(
     headers: HeaderMap,
 ) -> Response {
     let speech = Speech::of(&query, &headers);
-    let signed = match current(&state, &headers).await {
+    let (signed, speech) = match signed_in(&state, &headers, speech, "/console").await {
         Ok(s) => s,
-        Err(e) => {
-            return Screen {
-                state: &state,
-                speech,
-                path: "/console",
-                session: None,
-            }
-            .error(&e)
-        }
-    };
-    let Some(signed) = signed else {
-        return see_other("/console/sign-in");
+        Err(r) => return r,
     };
     let screen = Screen {
         state: &state,
@@ -321,20 +331,9 @@ async fn signing_out(
     everywhere: bool,
 ) -> Response {
     let speech = Speech::of(&PageQuery::default(), &headers);
-    let signed = match current(&state, &headers).await {
+    let (signed, speech) = match signed_in(&state, &headers, speech, "/console").await {
         Ok(s) => s,
-        Err(e) => {
-            return Screen {
-                state: &state,
-                speech,
-                path: "/console",
-                session: None,
-            }
-            .error(&e)
-        }
-    };
-    let Some(signed) = signed else {
-        return see_other("/console/sign-in");
+        Err(r) => return r,
     };
     let screen = Screen {
         state: &state,
@@ -467,21 +466,7 @@ async fn admin(
     headers: &HeaderMap,
     speech: Speech,
 ) -> Result<((SessionRecord, PersonRecord), Speech), Response> {
-    let signed = match current(state, headers).await {
-        Ok(s) => s,
-        Err(e) => {
-            return Err(Screen {
-                state,
-                speech,
-                path: "/console",
-                session: None,
-            }
-            .error(&e));
-        }
-    };
-    let Some(signed) = signed else {
-        return Err(see_other("/console/sign-in"));
-    };
+    let (signed, speech) = signed_in(state, headers, speech, "/console").await?;
     if signed.1.role != crate::auth::Role::Admin.as_str() {
         let screen = Screen {
             state,

@@ -11,7 +11,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::i18n::Texts;
-use super::{current, see_other, PageQuery, Screen, Speech};
+use super::{signed_in, PageQuery, Screen, Speech};
 use crate::state::AppState;
 
 /// Rules per page.
@@ -57,18 +57,9 @@ pub async fn list(
         },
         &headers,
     );
-    let signed = match current(&state, &headers).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return see_other("/console/sign-in"),
-        Err(e) => {
-            return Screen {
-                state: &state,
-                speech,
-                path: "/console/rules",
-                session: None,
-            }
-            .error(&e)
-        }
+    let (signed, speech) = match signed_in(&state, &headers, speech, "/console/rules").await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     let screen = Screen {
         state: &state,
@@ -194,18 +185,9 @@ pub async fn show(
 ) -> Response {
     let speech = Speech::of(&query, &headers);
     let path = format!("/console/rules/{id}");
-    let signed = match current(&state, &headers).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return see_other("/console/sign-in"),
-        Err(e) => {
-            return Screen {
-                state: &state,
-                speech,
-                path: &path,
-                session: None,
-            }
-            .error(&e)
-        }
+    let (signed, speech) = match signed_in(&state, &headers, speech, &path).await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     let screen = Screen {
         state: &state,
