@@ -25,6 +25,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Compile every XPath expression afresh instead of recalling what earlier runs
+    /// compiled (kept in $INVEX_CACHE_DIR, else $XDG_CACHE_HOME/invex or ~/.cache/invex).
+    #[arg(long, global = true)]
+    no_cache: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -312,13 +316,65 @@ fn main() -> ExitCode {
             )
             .init();
     }
-    match run(cli) {
+    let memo = !cli.no_cache && !matches!(cli.command, Command::Serve { .. });
+    if memo {
+        open_expression_memo();
+    }
+    let result = run(cli);
+    if memo {
+        keep_expression_memo();
+    }
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("invex: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// The command line compiles the same packs on every call, and parsing their expressions
+/// is nearly all of that work: recall the IR earlier runs compiled (see
+/// `invex_engine::xpath::memo`). The server compiles once per start and does not use it.
+fn open_expression_memo() {
+    use invex_engine::xpath::memo::{install, Memo};
+    let Some(dir) = cache_dir() else {
+        return;
+    };
+    let (memo, problem) = Memo::open(&dir);
+    if let Some(problem) = problem {
+        tracing::debug!("expression memo not read, compiling afresh: {problem}");
+    }
+    install(memo);
+}
+
+/// Write what this run compiled into the memo. A cache that cannot be written costs
+/// only speed: the run's result stands, and the reason is in the debug log.
+fn keep_expression_memo() {
+    if let Some((used, written)) = invex_engine::xpath::memo::persist() {
+        tracing::debug!(
+            hits = used.hits,
+            misses = used.misses,
+            "expression memo: {} recalled, {} compiled",
+            used.hits,
+            used.misses
+        );
+        if let Err(e) = written {
+            tracing::debug!("expression memo not written: {e}");
+        }
+    }
+}
+
+/// `$INVEX_CACHE_DIR`, else `$XDG_CACHE_HOME/invex`, else `$HOME/.cache/invex`.
+fn cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("INVEX_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("invex"));
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("invex"))
 }
 
 /// `invex serve`: configuration, logging, the runtime, and a graceful stop on a signal.

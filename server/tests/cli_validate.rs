@@ -636,3 +636,80 @@ fn help_documents_formats_summary_and_exit_codes() {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
 }
+
+/// Reports without their timings (which differ between any two runs).
+fn without_durations(json_lines: &str) -> Vec<serde_json::Value> {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("duration_us");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    json_lines
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            strip(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// A second run recalls the expressions the first compiled (the expression memo) and
+/// reports exactly the same; a damaged memo file costs only time and is replaced;
+/// `--no-cache` compiles afresh without touching it.
+#[test]
+fn the_expression_memo_changes_speed_never_reports() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["validate", "--format", "json", "--at", "2027-01-15"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[VALID, INVALID, SCHEMA, WARNINGS_ONLY]);
+        let o = command(&args)
+            .env("INVEX_CACHE_DIR", cache.path())
+            .env("RUST_LOG", "invex=debug")
+            .output()
+            .expect("invex runs");
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        (without_durations(&stdout(&o)), stderr(&o))
+    };
+    let memo_file = || {
+        let files: Vec<PathBuf> = std::fs::read_dir(cache.path())
+            .expect("cache dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files[0].clone()
+    };
+
+    let (cold, log) = run(&[]);
+    assert_eq!(cold.len(), 4);
+    assert!(log.contains(": 0 recalled, "), "{log}");
+    let file = memo_file();
+    assert!(file.to_string_lossy().ends_with(".memo"));
+
+    let (warm, log) = run(&[]);
+    assert!(log.contains(" recalled, 0 compiled"), "{log}");
+    assert_eq!(warm, cold);
+
+    // Damage the memo in the middle: the run compiles afresh and writes it again.
+    let mut bytes = std::fs::read(&file).expect("memo");
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x5a;
+    std::fs::write(&file, &bytes).expect("damage");
+    let (after_damage, log) = run(&[]);
+    assert!(log.contains(": 0 recalled, "), "{log}");
+    assert_eq!(after_damage, cold);
+    let (_, log) = run(&[]);
+    assert!(log.contains(" recalled, 0 compiled"), "{log}");
+
+    let before = std::fs::read(memo_file()).expect("memo");
+    let (fresh, log) = run(&["--no-cache"]);
+    assert!(!log.contains("expression memo"), "{log}");
+    assert_eq!(fresh, cold);
+    assert_eq!(std::fs::read(memo_file()).expect("memo"), before);
+}

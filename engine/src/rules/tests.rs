@@ -729,3 +729,33 @@ rules:
         "10k: {small:.3}s, 40k: {large:.3}s"
     );
 }
+
+/// Every expression of every shipped pack (rule contexts, tests, lets) comes back from the
+/// expression memo's encoding exactly as compiled, and a truncated entry is refused.
+#[test]
+fn shipped_expressions_survive_the_memo_encoding() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rulepacks");
+    let c = compiled(&root);
+    let mut checked = 0;
+    let mut check = |what: &str, e: &crate::xpath::Expr| {
+        if let Err(problem) = e.memo_round_trip() {
+            panic!("{what} `{}`: {problem}", e.source());
+        }
+        checked += 1;
+    };
+    for pack in &c.packs {
+        for l in &pack.global_lets {
+            check(&pack.id, &l.expr);
+        }
+        for rule in pack.patterns.iter().flat_map(|p| &p.rules) {
+            check(&pack.id, &rule.context);
+            for l in &rule.lets {
+                check(&pack.id, &l.expr);
+            }
+            for ch in &rule.checks {
+                check(&pack.id, &ch.test);
+            }
+        }
+    }
+    assert!(checked > 1_500, "only {checked} expressions checked");
+}

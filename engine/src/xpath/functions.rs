@@ -42,7 +42,7 @@ macro_rules! functions {
             pub fn returns_boolean(self) -> bool {
                 match self { $( Func::$variant => $b, )* }
             }
-            fn by_name(name: &str) -> Option<Func> {
+            pub(super) fn by_name(name: &str) -> Option<Func> {
                 match name { $( $name => Some(Func::$variant), )* _ => None }
             }
             /// Every function, for documentation and tests.

@@ -255,10 +255,16 @@ pub enum Step {
 }
 
 /// A code list written as `contains(' A B C ', concat(' ', X, ' '))`.
-#[derive(Debug)]
 pub struct CodeList {
     pub raw: String,
     pub tokens: HashSet<Box<str>>,
+}
+
+/// The tokens follow from `raw`; printing them too would show a hash set's arbitrary order.
+impl std::fmt::Debug for CodeList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CodeList").field(&self.raw).finish()
+    }
 }
 
 impl CodeList {

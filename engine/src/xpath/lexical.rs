@@ -349,6 +349,19 @@ pub fn parse_date(s: &str) -> Option<XsDate> {
 }
 
 impl XsDate {
+    /// Days since 0001-01-01 (day 1), for compact encodings.
+    pub fn days_from_ce(&self) -> i32 {
+        self.date.num_days_from_ce()
+    }
+
+    /// The inverse of [`XsDate::days_from_ce`]; `None` outside chrono's range.
+    pub fn from_days_from_ce(days: i32, tz_minutes: Option<i16>) -> Option<XsDate> {
+        Some(XsDate {
+            date: NaiveDate::from_num_days_from_ce_opt(days)?,
+            tz_minutes,
+        })
+    }
+
     /// Canonical lexical form: `YYYY-MM-DD` (year zero-padded to at least 4 digits,
     /// `-` for negative years), then `Z` for a zero offset or `±hh:mm`, nothing when
     /// there is no timezone.

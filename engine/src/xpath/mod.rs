@@ -11,6 +11,7 @@ mod ir;
 mod last_step;
 pub mod lexical;
 mod lower;
+pub mod memo;
 mod name_memo;
 mod region_select;
 mod value;
@@ -167,6 +168,15 @@ impl Expr {
         matches!(self.body, Body::Native { .. })
     }
 
+    /// Whether the expression's IR survives the memo's encoding unchanged (tests).
+    #[cfg(test)]
+    pub(crate) fn memo_round_trip(&self) -> Result<(), String> {
+        match &self.body {
+            Body::Native { ir, locals, .. } => memo::round_trips(ir, *locals),
+            Body::Fallback { .. } => Ok(()),
+        }
+    }
+
     /// Why the native compiler could not take it (fallback only).
     pub fn fallback_reason(&self) -> Option<&str> {
         match &self.body {
@@ -267,15 +277,7 @@ fn finish(
 ) -> Result<Expr, CompileError> {
     let mut l = Lowerer::new(&sc.variables, &sc.boolean_variables);
     match l.lower_xpath(xpath) {
-        Ok(ir) => Ok(Expr {
-            src: src.to_string(),
-            body: Body::Native {
-                bool_guard: guard::bool_guard(&ir),
-                empty_guard: guard::empty_guard(&ir),
-                ir: Arc::new(ir),
-                locals: l.local_count,
-            },
-        }),
+        Ok(ir) => Ok(native(src, ir, l.local_count)),
         Err(LowerError::Invalid(message)) => Err(CompileError {
             message,
             offset: None,
@@ -290,16 +292,58 @@ fn finish(
     }
 }
 
+fn native(src: &str, ir: ir::Ir, locals: u32) -> Expr {
+    Expr {
+        src: src.to_string(),
+        body: Body::Native {
+            bool_guard: guard::bool_guard(&ir),
+            empty_guard: guard::empty_guard(&ir),
+            ir: Arc::new(ir),
+            locals,
+        },
+    }
+}
+
+/// Compile through the process's memo when one is installed (see [`memo`]): a natively
+/// compiled expression is recalled or remembered; errors and fallbacks always compile.
+fn memoised(
+    kind: memo::Kind,
+    src: &str,
+    sc: &StaticContext,
+    compile: impl FnOnce() -> Result<Expr, CompileError>,
+) -> Result<Expr, CompileError> {
+    if !memo::active() {
+        return compile();
+    }
+    let key = memo::key(kind, src, sc);
+    if let Some((ir, locals)) = memo::recall(&key) {
+        return Ok(native(src, ir, locals));
+    }
+    let expr = compile()?;
+    if let Body::Native { ir, locals, .. } = &expr.body {
+        memo::remember(key, ir, *locals);
+    }
+    Ok(expr)
+}
+
 /// Compile an XPath expression.
 pub fn compile(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> {
-    let xpath = parse(src, sc)?;
-    finish(src, sc, &xpath)
+    memoised(memo::Kind::Expression, src, sc, || {
+        let xpath = parse(src, sc)?;
+        finish(src, sc, &xpath)
+    })
 }
 
 /// Compile a Schematron rule context (an XSLT pattern such as `cac:InvoiceLine` or
 /// `/ubl:Invoice | /cn:CreditNote`) into an expression that, evaluated with the document
 /// node as context, selects every matching node in document order.
 pub fn compile_pattern(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> {
+    memoised(memo::Kind::Pattern, src, sc, || {
+        compile_pattern_now(src, sc)
+    })
+}
+
+fn compile_pattern_now(src: &str, sc: &StaticContext) -> Result<Expr, CompileError> {
     // A pattern matches a node when the node is selected by the pattern's path evaluated
     // from some ancestor; relative alternatives therefore become `//alt` (attributes:
     // `//@a`). Absolute alternatives stay as they are.
