@@ -145,10 +145,19 @@ pub fn finish(state: &AppState, file_name: Option<String>, checked: Checked) -> 
 
 /// The record that stores `result` for `principal`.
 pub fn record(principal: &Principal, result: &ValidationResult) -> ValidationRecord {
+    record_for(&principal.tenant_id, principal.key_id.clone(), result)
+}
+
+/// The record that stores `result` for a tenant, made with a key or (console) without one.
+pub fn record_for(
+    tenant_id: &str,
+    key_id: Option<String>,
+    result: &ValidationResult,
+) -> ValidationRecord {
     ValidationRecord {
         id: result.id.clone(),
-        tenant_id: principal.tenant_id.clone(),
-        key_id: principal.key_id.clone(),
+        tenant_id: tenant_id.to_string(),
+        key_id,
         created_at: result.created_at.clone(),
         file_name: result.document.file_name.clone(),
         sha256: result.document.sha256.clone(),

@@ -164,7 +164,7 @@ async fn people_sign_in_invite_and_sign_out() {
         csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
         "{csp}"
     );
-    assert_eq!(r.headers()["referrer-policy"], "no-referrer");
+    assert_eq!(r.headers()["referrer-policy"], "same-origin");
     let page = text(r).await;
     assert!(
         page.contains("<html lang=\"sk\""),

@@ -6,8 +6,9 @@ mod support;
 use invex_server::clock::now;
 use invex_server::ids::new_id;
 use invex_server::store::{
-    ConversionRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, NewInvoice,
-    RevokeOutcome, Store, StoreError, UsageDelta, ValidationRecord, OPERATOR_TENANT_ID,
+    ConversionRecord, IdempotencyClaim, InvoiceRecord, KeyCompletion, KeyRecord, LinkRecord,
+    NewInvoice, PersonChange, PersonRecord, RevokeOutcome, Store, StoreError, UsageDelta,
+    ValidationRecord, OPERATOR_TENANT_ID,
 };
 use reqwest::Method;
 use serde_json::Value;
@@ -245,6 +246,7 @@ async fn suite(store: &Store) {
     );
     idempotency(store, OPERATOR_TENANT_ID).await;
     conversion_pages(store, &acme.id).await;
+    conversion_inputs(store, &acme.id).await;
     store.ping().await.unwrap();
 }
 
@@ -337,6 +339,158 @@ async fn people(store: &Store) {
     assert!(accounts.session(&again.token).await.unwrap().is_none());
     let people = store.people(OPERATOR_TENANT_ID).await.unwrap();
     assert_eq!(people.len(), 2);
+    administration(store, &accounts, &person, &jana.person).await;
+}
+
+/// Administering people: roles, disabling (sessions end in the same transaction) and
+/// enabling, the tenant's last administrator kept by the store, other tenants not found.
+async fn administration(
+    store: &Store,
+    accounts: &invex_server::people::Accounts,
+    boss: &PersonRecord,
+    jana: &PersonRecord,
+) {
+    use invex_server::people::{AccountsError, SignIn};
+    let t = OPERATOR_TENANT_ID;
+    let changed = |c: PersonChange| match c {
+        PersonChange::Changed(p) => p,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(store.active_admins(t).await.unwrap(), 1);
+    // The only administrator who can sign in is neither demoted nor disabled (the store
+    // refuses whoever asks).
+    assert_eq!(
+        store.set_person_role(t, &boss.id, "auditor").await.unwrap(),
+        PersonChange::LastAdmin
+    );
+    assert_eq!(
+        store.disable_person(t, &boss.id, &now()).await.unwrap(),
+        PersonChange::LastAdmin
+    );
+    assert_eq!(
+        store.person(&boss.id).await.unwrap().as_ref(),
+        Some(boss),
+        "nothing changed"
+    );
+    // Another tenant finds nobody of this one. (An id only: the suite counts tenants.)
+    let other = new_id("ten");
+    assert_eq!(
+        store.person_in_tenant(&other, &jana.id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .person_in_tenant(t, &jana.id)
+            .await
+            .unwrap()
+            .map(|p| p.email),
+        Some("jana@firma.sk".to_string())
+    );
+    for change in [
+        store.set_person_role(&other, &jana.id, "admin").await,
+        store.disable_person(&other, &jana.id, &now()).await,
+        store.enable_person(&other, &jana.id).await,
+    ] {
+        assert_eq!(change.unwrap(), PersonChange::NotFound);
+    }
+    assert_eq!(
+        store
+            .set_person_role(t, "per_nobody", "admin")
+            .await
+            .unwrap(),
+        PersonChange::NotFound
+    );
+
+    // Jana an administrator too: now either of them may go, but not both.
+    assert_eq!(
+        changed(store.set_person_role(t, &jana.id, "admin").await.unwrap()).role,
+        "admin"
+    );
+    assert_eq!(store.active_admins(t).await.unwrap(), 2);
+    let session = match accounts
+        .sign_in(None, "jana@firma.sk", "janino dlhé heslo")
+        .await
+    {
+        Ok(SignIn::Ok(s)) => s,
+        other => panic!("{other:?}"),
+    };
+    let disabled = changed(store.disable_person(t, &jana.id, &now()).await.unwrap());
+    let at = disabled.disabled_at.clone().expect("disabled");
+    // Her session ended with it; signing in is refused as for a wrong password.
+    let ended = store
+        .session(&session_hash(&session.token))
+        .await
+        .unwrap()
+        .expect("kept");
+    assert_eq!(ended.revoked_at.as_deref(), Some(at.as_str()));
+    assert!(accounts.session(&session.token).await.unwrap().is_none());
+    assert!(matches!(
+        accounts
+            .sign_in(None, "jana@firma.sk", "janino dlhé heslo")
+            .await,
+        Ok(SignIn::Refused)
+    ));
+    // A disabled administrator does not count: the boss is the last one again.
+    assert_eq!(store.active_admins(t).await.unwrap(), 1);
+    assert_eq!(
+        store.disable_person(t, &boss.id, &now()).await.unwrap(),
+        PersonChange::LastAdmin
+    );
+    // Disabling twice keeps the first moment.
+    assert_eq!(
+        changed(store.disable_person(t, &jana.id, &now()).await.unwrap()).disabled_at,
+        Some(at)
+    );
+    assert!(changed(store.enable_person(t, &jana.id).await.unwrap())
+        .disabled_at
+        .is_none());
+    assert_eq!(store.active_admins(t).await.unwrap(), 2);
+
+    // Through the accounts service: own account, tenants, who may ask.
+    let boss = store.person(&boss.id).await.unwrap().unwrap();
+    assert!(matches!(
+        accounts.disable(&boss, &boss.id).await,
+        Err(AccountsError::OwnAccount)
+    ));
+    assert!(matches!(
+        accounts.change_role(&boss, &boss.id, "developer").await,
+        Err(AccountsError::OwnAccount)
+    ));
+    assert!(matches!(
+        accounts.change_role(&boss, &jana.id, "boss").await,
+        Err(AccountsError::Role(_))
+    ));
+    let mut stranger = boss.clone();
+    stranger.tenant_id = other.clone();
+    assert!(matches!(
+        accounts.disable(&stranger, &jana.id).await,
+        Err(AccountsError::NotFound)
+    ));
+    let jana = accounts
+        .change_role(&boss, &jana.id, "developer")
+        .await
+        .unwrap();
+    assert_eq!(jana.role, "developer");
+    assert!(matches!(
+        accounts.disable(&jana, &boss.id).await,
+        Err(AccountsError::NotAdmin)
+    ));
+    let jana = accounts.disable(&boss, &jana.id).await.unwrap();
+    assert!(jana.disabled_at.is_some());
+    let jana = accounts.enable(&boss, &jana.id).await.unwrap();
+    assert!(jana.disabled_at.is_none());
+    assert!(matches!(
+        accounts
+            .sign_in(None, "jana@firma.sk", "janino dlhé heslo")
+            .await,
+        Ok(SignIn::Ok(_))
+    ));
+}
+
+/// The stored hash of a session's cookie token.
+fn session_hash(token: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(token.as_bytes()))
 }
 
 fn conversion(tenant: &str, batch: &str, position: i64, status: &str) -> ConversionRecord {
@@ -371,6 +525,53 @@ fn conversion(tenant: &str, batch: &str, position: i64, status: &str) -> Convers
     }
 }
 
+/// The file a conversion was read from comes back byte for byte (any byte, base64 inside),
+/// once per tenant and content, and only to its tenant.
+async fn conversion_inputs(store: &Store, tenant: &str) {
+    let content: Vec<u8> = (0..=255u8)
+        .chain(b"Invoice;IBAN\r\n".iter().copied())
+        .collect();
+    let sha256 = "9".repeat(64);
+    let input = invex_server::store::InputRecord {
+        tenant_id: tenant.to_string(),
+        sha256: sha256.clone(),
+        file_name: Some("faktúry.csv".into()),
+        format: "csv".into(),
+        content: content.clone(),
+        created_at: now(),
+    };
+    let first = conversion(tenant, "batch_inputs", 0, "needs_review");
+    store
+        .insert_conversions(std::slice::from_ref(&first), std::slice::from_ref(&input))
+        .await
+        .unwrap();
+    // The same file again, with another conversion: stored once, the conversion added.
+    let again = conversion(tenant, "batch_inputs2", 0, "ready");
+    store
+        .insert_conversions(std::slice::from_ref(&again), std::slice::from_ref(&input))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.conversion_input(tenant, &sha256).await.unwrap(),
+        Some(input)
+    );
+    assert!(store.conversion(tenant, &again.id).await.unwrap().is_some());
+    assert_eq!(
+        store
+            .conversion_input("someone-else", &sha256)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .conversion_input(tenant, &"8".repeat(64))
+            .await
+            .unwrap(),
+        None
+    );
+}
+
 /// Conversions page newest first, filtered by status, batch or both (each a condition of
 /// its own, numbered as given).
 async fn conversion_pages(store: &Store, tenant: &str) {
@@ -380,7 +581,7 @@ async fn conversion_pages(store: &Store, tenant: &str) {
         let records: Vec<ConversionRecord> = positions
             .map(|p| conversion(tenant, batch, p, statuses[p as usize]))
             .collect();
-        store.insert_conversions(&records).await.unwrap();
+        store.insert_conversions(&records, &[]).await.unwrap();
         made.extend(records);
     }
     let ids = |rows: Vec<ConversionRecord>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
@@ -809,6 +1010,106 @@ async fn two_instances_on_postgres_never_revoke_the_last_admin() {
     for s in [a, b] {
         s.running.unwrap().shutdown().await.unwrap();
     }
+    drop_schema(&url).await;
+}
+
+/// Two administrators of one tenant demoted or disabled at the same moment (as when each
+/// demotes the other): however the changes interleave, exactly one goes through and the
+/// tenant keeps one administrator who can sign in.
+async fn concurrent_demotions_keep_one_admin(store: &Store) {
+    const ROUNDS: usize = 24;
+    for round in 0..ROUNDS {
+        let tenant = store
+            .create_tenant(&format!("demote {round}"))
+            .await
+            .unwrap();
+        let mut admins = Vec::new();
+        for n in 0..2 {
+            let person = PersonRecord {
+                id: new_id("per"),
+                tenant_id: tenant.id.clone(),
+                email: format!("admin{n}@demote{round}.{}.sk", uuid_like()),
+                role: "admin".into(),
+                password_hash: Some("$argon2id$stand-in".into()),
+                created_at: now(),
+                disabled_at: None,
+            };
+            let link = LinkRecord {
+                hash: format!("{:0>64}", new_id("l")),
+                person_id: person.id.clone(),
+                purpose: "invitation".into(),
+                created_at: now(),
+                expires_at: now(),
+                used_at: None,
+            };
+            store.insert_person_with_link(&person, &link).await.unwrap();
+            admins.push(person.id);
+        }
+        assert_eq!(store.active_admins(&tenant.id).await.unwrap(), 2);
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+        let tasks: Vec<_> = admins
+            .iter()
+            .enumerate()
+            .map(|(n, id)| {
+                let (store, tenant, id) = (store.clone(), tenant.id.clone(), id.clone());
+                let barrier = barrier.clone();
+                // Both demoted, both disabled, or one of each.
+                let disable = match round % 3 {
+                    0 => false,
+                    1 => true,
+                    _ => n == 0,
+                };
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    if disable {
+                        store.disable_person(&tenant, &id, &now()).await.unwrap()
+                    } else {
+                        store
+                            .set_person_role(&tenant, &id, "accountant")
+                            .await
+                            .unwrap()
+                    }
+                })
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(match t.await.unwrap() {
+                PersonChange::Changed(_) => "changed",
+                PersonChange::LastAdmin => "last admin",
+                PersonChange::NotFound => "not found",
+            });
+        }
+        outcomes.sort();
+        assert_eq!(outcomes, ["changed", "last admin"], "round {round}");
+        assert_eq!(
+            store.active_admins(&tenant.id).await.unwrap(),
+            1,
+            "round {round}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_concurrent_demotions_keep_one_admin() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("demote.db").display()
+    );
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_demotions_keep_one_admin(&store).await;
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_concurrent_demotions_keep_one_admin() {
+    let Some(url) = postgres_schema().await else {
+        return;
+    };
+    let store = Store::connect(&url).await.unwrap();
+    concurrent_demotions_keep_one_admin(&store).await;
+    store.close().await;
     drop_schema(&url).await;
 }
 

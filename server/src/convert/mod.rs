@@ -12,6 +12,7 @@ pub mod gate;
 pub mod model;
 pub mod pdf;
 pub mod review;
+pub mod source;
 pub mod tabular;
 pub mod ubl;
 

@@ -14,7 +14,9 @@ use crate::auth::throttle::{FailureThrottle, Throttled};
 use crate::auth::Role;
 use crate::clock;
 use crate::ids::new_id;
-use crate::store::{Invited, LinkRecord, PersonRecord, SessionRecord, Store, StoreError};
+use crate::store::{
+    Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord, Store, StoreError,
+};
 
 /// How long an invitation link stays usable.
 pub const INVITATION_TTL: Duration = Duration::days(7);
@@ -46,6 +48,18 @@ pub enum AccountsError {
     Store(#[from] StoreError),
     #[error("the password task failed: {0}")]
     Task(String),
+    /// Only administrators manage people.
+    #[error("only administrators manage people")]
+    NotAdmin,
+    /// No such person in the administrator's tenant.
+    #[error("no such person in this tenant")]
+    NotFound,
+    /// An administrator may not disable or demote their own account.
+    #[error("administrators cannot disable or demote their own account")]
+    OwnAccount,
+    /// The change would leave the tenant without an administrator who can sign in.
+    #[error("the tenant's last active administrator cannot be disabled or demoted")]
+    LastAdmin,
 }
 
 /// A person invited, with the link's token (shown to the admin once; only its hash is kept).
@@ -380,6 +394,94 @@ impl Accounts {
             .store
             .revoke_sessions_of(person_id, &clock::now())
             .await?)
+    }
+}
+
+/// Administration: what an administrator (`admin`, the person signed in) may do to the
+/// people of their own tenant. A person of another tenant is not found; nobody disables or
+/// demotes their own account; and the tenant always keeps an administrator who can sign in
+/// (enabled, with a password): the store checks that in the same statement that changes the
+/// person, under the tenant's lock, so that two administrators demoting each other at the
+/// same moment cannot both succeed.
+impl Accounts {
+    /// A person of the administrator's tenant.
+    pub async fn person_of(
+        &self,
+        admin: &PersonRecord,
+        person_id: &str,
+    ) -> Result<PersonRecord, AccountsError> {
+        is_admin(admin)?;
+        self.store
+            .person_in_tenant(&admin.tenant_id, person_id)
+            .await?
+            .ok_or(AccountsError::NotFound)
+    }
+
+    /// Give a person of the administrator's tenant another role.
+    pub async fn change_role(
+        &self,
+        admin: &PersonRecord,
+        person_id: &str,
+        role_name: &str,
+    ) -> Result<PersonRecord, AccountsError> {
+        is_admin(admin)?;
+        let role = role(role_name)?;
+        if person_id == admin.id && role != Role::Admin {
+            return Err(AccountsError::OwnAccount);
+        }
+        changed(
+            self.store
+                .set_person_role(&admin.tenant_id, person_id, role.as_str())
+                .await?,
+        )
+    }
+
+    /// Disable a person of the administrator's tenant: their sessions end at once, and
+    /// signing in is refused (with the answer a wrong password gets) until enabled again.
+    pub async fn disable(
+        &self,
+        admin: &PersonRecord,
+        person_id: &str,
+    ) -> Result<PersonRecord, AccountsError> {
+        is_admin(admin)?;
+        if person_id == admin.id {
+            return Err(AccountsError::OwnAccount);
+        }
+        changed(
+            self.store
+                .disable_person(&admin.tenant_id, person_id, &clock::now())
+                .await?,
+        )
+    }
+
+    /// Enable a disabled person of the administrator's tenant again.
+    pub async fn enable(
+        &self,
+        admin: &PersonRecord,
+        person_id: &str,
+    ) -> Result<PersonRecord, AccountsError> {
+        is_admin(admin)?;
+        changed(
+            self.store
+                .enable_person(&admin.tenant_id, person_id)
+                .await?,
+        )
+    }
+}
+
+fn is_admin(person: &PersonRecord) -> Result<(), AccountsError> {
+    if person.role == Role::Admin.as_str() && person.disabled_at.is_none() {
+        Ok(())
+    } else {
+        Err(AccountsError::NotAdmin)
+    }
+}
+
+fn changed(change: PersonChange) -> Result<PersonRecord, AccountsError> {
+    match change {
+        PersonChange::Changed(p) => Ok(p),
+        PersonChange::NotFound => Err(AccountsError::NotFound),
+        PersonChange::LastAdmin => Err(AccountsError::LastAdmin),
     }
 }
 

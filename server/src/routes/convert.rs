@@ -21,7 +21,7 @@ use crate::routes::created::Created;
 use crate::routes::form::Form;
 use crate::routes::page;
 use crate::state::AppState;
-use crate::store::ConversionRecord;
+use crate::store::{ConversionRecord, InputRecord};
 
 /// What a convert request carried.
 struct Upload {
@@ -144,6 +144,7 @@ async fn convert_upload(
             let batch_id = crate::ids::new_id("batch");
             let now = crate::clock::now();
             let mut records = Vec::new();
+            let mut inputs = Vec::new();
             for (file_name, bytes) in &upload.files {
                 // The invoices the upload may still hold bound this file's reading.
                 let mut left = limits.clone();
@@ -170,11 +171,21 @@ async fn convert_upload(
                             .map_err(review_problem)?;
                     records.push(review::record(&meta, records.len(), candidate, evaluation));
                 }
+                // Kept for the reviewer, who sees each value beside where it was read.
+                inputs.push(InputRecord {
+                    tenant_id: tenant.clone(),
+                    sha256: input_sha256,
+                    file_name: file_name.clone(),
+                    format: extracted.format.to_string(),
+                    content: bytes.to_vec(),
+                    created_at: now.clone(),
+                });
             }
-            Ok::<_, Problem>(records)
+            Ok::<_, Problem>((records, inputs))
         })
         .await??;
-    state.store.insert_conversions(&records).await?;
+    let (records, inputs) = records;
+    state.store.insert_conversions(&records, &inputs).await?;
     Ok(records)
 }
 

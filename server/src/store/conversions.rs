@@ -85,10 +85,44 @@ impl ConversionRecord {
     }
 }
 
+/// A file conversions were read from (see migration 0012).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputRecord {
+    pub tenant_id: String,
+    /// SHA-256 of `content`, lowercase hex (the conversions' `input_sha256`).
+    pub sha256: String,
+    pub file_name: Option<String>,
+    pub format: String,
+    pub content: Vec<u8>,
+    pub created_at: String,
+}
+
 impl Store {
-    /// Store the conversions of one upload, all or nothing.
-    pub async fn insert_conversions(&self, records: &[ConversionRecord]) -> Result<(), StoreError> {
+    /// Store the conversions of one upload with the files they were read from, all or
+    /// nothing. A file the tenant uploaded before is kept once.
+    pub async fn insert_conversions(
+        &self,
+        records: &[ConversionRecord],
+        inputs: &[InputRecord],
+    ) -> Result<(), StoreError> {
+        use base64::Engine as _;
         let mut tx = self.pool().begin().await?;
+        for i in inputs {
+            sqlx::query(
+                "INSERT INTO conversion_inputs (tenant_id, sha256, file_name, format, size_bytes, \
+                 content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (tenant_id, sha256) DO NOTHING",
+            )
+            .bind(&i.tenant_id)
+            .bind(&i.sha256)
+            .bind(i.file_name.as_deref())
+            .bind(&i.format)
+            .bind(i.content.len() as i64)
+            .bind(base64::engine::general_purpose::STANDARD.encode(&i.content))
+            .bind(&i.created_at)
+            .execute(&mut *tx)
+            .await?;
+        }
         for c in records {
             sqlx::query(&format!(
                 "INSERT INTO conversions ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
@@ -126,6 +160,37 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// The file a conversion of the tenant was read from, by its SHA-256.
+    pub async fn conversion_input(
+        &self,
+        tenant_id: &str,
+        sha256: &str,
+    ) -> Result<Option<InputRecord>, StoreError> {
+        use base64::Engine as _;
+        let row = sqlx::query(
+            "SELECT tenant_id, sha256, file_name, format, content, created_at \
+             FROM conversion_inputs WHERE tenant_id = $1 AND sha256 = $2",
+        )
+        .bind(tenant_id)
+        .bind(sha256)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let content = base64::engine::general_purpose::STANDARD
+            .decode(text(&row, "content")?)
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+        Ok(Some(InputRecord {
+            tenant_id: text(&row, "tenant_id")?,
+            sha256: text(&row, "sha256")?,
+            file_name: opt_text(&row, "file_name")?,
+            format: text(&row, "format")?,
+            content,
+            created_at: text(&row, "created_at")?,
+        }))
     }
 
     pub async fn conversion(

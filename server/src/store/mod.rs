@@ -18,9 +18,9 @@ use sqlx::{AnyPool, Row};
 use tokio::sync::mpsc;
 
 pub use backlog::Backlog;
-pub use conversions::ConversionRecord;
+pub use conversions::{ConversionRecord, InputRecord};
 pub use keys::{KeyRecord, RevokeOutcome};
-pub use people::{Invited, LinkRecord, PersonRecord, SessionRecord};
+pub use people::{Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
     KeyCompletion, NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,

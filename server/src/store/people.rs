@@ -314,3 +314,168 @@ impl Store {
         Ok(done.rows_affected())
     }
 }
+
+/// What an administrator's change of a person did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PersonChange {
+    /// Done: the person as they are now.
+    Changed(PersonRecord),
+    /// No such person in this tenant (a person of another tenant is not found either).
+    NotFound,
+    /// Refused: the tenant would be left without an administrator who can sign in.
+    LastAdmin,
+}
+
+/// The condition under which a change may take `$2` (of tenant `$1`) out of the tenant's
+/// administrators who can sign in (`$3` is the admin role): `$2` is not one of them, or
+/// another one is left.
+///
+/// The UPDATE checks it itself, and runs in a transaction holding the tenant's lock (as
+/// revoking keys does): on PostgreSQL a bare conditional UPDATE would not be enough, since
+/// two admins demoting each other at once would each still see the other one as admin (read
+/// committed), and together leave none. Under the lock the second waits for the first and
+/// sees its change.
+const LEAVES_AN_ADMIN: &str = "(role <> $3 OR disabled_at IS NOT NULL OR password_hash IS NULL \
+     OR EXISTS (SELECT 1 FROM people o WHERE o.tenant_id = $1 AND o.id <> $2 AND o.role = $3 \
+                AND o.disabled_at IS NULL AND o.password_hash IS NOT NULL))";
+
+impl Store {
+    /// A person of `tenant_id` (a person of another tenant is `None`).
+    pub async fn person_in_tenant(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<Option<PersonRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {PERSON} FROM people WHERE tenant_id = $1 AND id = $2"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(PersonRecord::from_row).transpose()?)
+    }
+
+    /// How many administrators of a tenant can sign in: enabled, with a password set.
+    pub async fn active_admins(&self, tenant_id: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM people WHERE tenant_id = $1 AND role = $2 \
+             AND disabled_at IS NULL AND password_hash IS NOT NULL",
+        )
+        .bind(tenant_id)
+        .bind(crate::auth::Role::Admin.as_str())
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Give a person of `tenant_id` another role, unless that takes away the tenant's last
+    /// administrator who can sign in.
+    pub async fn set_person_role(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        role: &str,
+    ) -> Result<PersonChange, StoreError> {
+        let admin = crate::auth::Role::Admin.as_str();
+        let mut tx = self.tenant_transaction(tenant_id).await?;
+        let row = if role == admin {
+            sqlx::query(&format!(
+                "UPDATE people SET role = $3 WHERE tenant_id = $1 AND id = $2 RETURNING {PERSON}"
+            ))
+            .bind(tenant_id)
+            .bind(id)
+            .bind(role)
+            .fetch_optional(&mut *tx)
+            .await?
+        } else {
+            sqlx::query(&format!(
+                "UPDATE people SET role = $4 WHERE tenant_id = $1 AND id = $2 \
+                 AND {LEAVES_AN_ADMIN} RETURNING {PERSON}"
+            ))
+            .bind(tenant_id)
+            .bind(id)
+            .bind(admin)
+            .bind(role)
+            .fetch_optional(&mut *tx)
+            .await?
+        };
+        changed(tx, tenant_id, id, row).await
+    }
+
+    /// Disable a person of `tenant_id` and end every session of theirs, in one transaction,
+    /// unless that takes away the tenant's last administrator who can sign in. Disabling a
+    /// disabled person keeps the first moment.
+    pub async fn disable_person(
+        &self,
+        tenant_id: &str,
+        id: &str,
+        now: &str,
+    ) -> Result<PersonChange, StoreError> {
+        let mut tx = self.tenant_transaction(tenant_id).await?;
+        let row = sqlx::query(&format!(
+            "UPDATE people SET disabled_at = COALESCE(disabled_at, $4) \
+             WHERE tenant_id = $1 AND id = $2 AND {LEAVES_AN_ADMIN} RETURNING {PERSON}"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .bind(crate::auth::Role::Admin.as_str())
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if row.is_some() {
+            sqlx::query(
+                "UPDATE sessions SET revoked_at = $2 WHERE person_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        }
+        changed(tx, tenant_id, id, row).await
+    }
+
+    /// Enable a disabled person of `tenant_id` again (they sign in with their password).
+    pub async fn enable_person(
+        &self,
+        tenant_id: &str,
+        id: &str,
+    ) -> Result<PersonChange, StoreError> {
+        let row = sqlx::query(&format!(
+            "UPDATE people SET disabled_at = NULL WHERE tenant_id = $1 AND id = $2 \
+             RETURNING {PERSON}"
+        ))
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(match row {
+            Some(r) => PersonChange::Changed(PersonRecord::from_row(&r)?),
+            None => PersonChange::NotFound,
+        })
+    }
+}
+
+/// The end of a guarded change: commit what the conditional UPDATE returned, or tell apart
+/// a person who is not there from one the last-admin condition held back.
+async fn changed(
+    mut tx: sqlx::Transaction<'static, Any>,
+    tenant_id: &str,
+    id: &str,
+    row: Option<sqlx::any::AnyRow>,
+) -> Result<PersonChange, StoreError> {
+    if let Some(r) = row {
+        let person = PersonRecord::from_row(&r)?;
+        tx.commit().await?;
+        return Ok(PersonChange::Changed(person));
+    }
+    let there = sqlx::query("SELECT id FROM people WHERE tenant_id = $1 AND id = $2")
+        .bind(tenant_id)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    Ok(if there.is_some() {
+        PersonChange::LastAdmin
+    } else {
+        PersonChange::NotFound
+    })
+}

@@ -26,6 +26,7 @@ pub use error::TabularError;
 pub use input::Format;
 pub use limits::Limits;
 pub use mapping::{mapping, mappings, DefaultValue, Mapping};
+pub use table::{column_letter, Cell, Row, Table};
 pub use template::{template_csv, template_xlsx};
 pub use values::DateOrder;
 
@@ -104,6 +105,43 @@ pub fn extract(
     // this upload, not a failed request task.
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         read(bytes, filename, mapping, limits)
+    }))
+    .unwrap_or_else(|_| {
+        Err(TabularError::Workbook {
+            format: "spreadsheet",
+            reason: "the reader failed on malformed data".into(),
+        })
+    })
+}
+
+/// What a reviewer sees of an input beside the values read from it: every table's first
+/// non-empty row (its header, as a rule) and the rows numbered in `wanted`, read under the
+/// same limits (and the same guard against reader panics) as an extraction.
+pub fn preview(
+    bytes: &[u8],
+    filename: Option<&str>,
+    wanted: &std::collections::BTreeSet<u32>,
+    limits: &Limits,
+) -> Result<Vec<Table>, TabularError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut input = input::open(bytes, filename, None, limits)?;
+        let heads = input.heads(1)?;
+        let mut tables = Vec::with_capacity(heads.len());
+        for (index, head) in heads.into_iter().enumerate() {
+            let first = head.rows.first().map(|r| r.number);
+            let mut rows = Vec::new();
+            input.rows(index, &mut |row| {
+                if Some(row.number) == first || wanted.contains(&row.number) {
+                    rows.push(row);
+                }
+                Ok(())
+            })?;
+            tables.push(Table {
+                sheet: head.sheet,
+                rows,
+            });
+        }
+        Ok(tables)
     }))
     .unwrap_or_else(|_| {
         Err(TabularError::Workbook {

@@ -66,8 +66,10 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
 }
 
 /// The headers of every console page: a Content-Security-Policy that allows only the
-/// console's own stylesheet and forms (no script at all, no framing), no referrer (link
-/// tokens are in URLs), no caching of pages that show personal data, HSTS in production.
+/// console's own stylesheet and forms (no script at all, no framing), no referrer to other
+/// sites (link tokens are in URLs; `no-referrer` would also make browsers send
+/// `Origin: null` with the console's own forms, which the same-origin check must refuse), no
+/// caching of pages that show personal data, HSTS in production.
 pub fn secure<B>(mut response: Response<B>, mode: Mode) -> Response<B> {
     let h = response.headers_mut();
     h.insert(
@@ -79,7 +81,7 @@ pub fn secure<B>(mut response: Response<B>, mode: Mode) -> Response<B> {
     );
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -5,10 +5,13 @@
 //! Pages answer HTML (errors too, with their status); API keys are never taken here, and
 //! the API routes never take the session cookie.
 
+mod admin;
 mod guard;
 mod i18n;
 mod page;
+mod review;
 mod rules;
+mod validate;
 
 use std::net::SocketAddr;
 
@@ -41,6 +44,19 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         )
         .route("/console/links/{token}", get(link_form).post(link_submit))
         .route("/console/people", get(people).post(invite))
+        .merge(admin::routes())
+        .route(
+            "/console/validate",
+            get(validate::form).post(validate::submit),
+        )
+        .route("/console/review", get(review::queue))
+        .route("/console/review/{id}", get(review::show))
+        .route("/console/review/{id}/input", get(review::input))
+        .route(
+            "/console/review/{id}/{action}",
+            axum::routing::post(review::act),
+        )
+        .route("/console/validations/{id}/{file}", get(validate::download))
         .route("/console/rules", get(rules::list))
         .route("/console/rules/{id}", get(rules::show))
         .route("/console/assets/console.css", get(stylesheet))
@@ -303,8 +319,11 @@ async fn sign_in(
     }
 }
 
+/// A form without its token is refused like one with a wrong token (403), not as a
+/// malformed form: `csrf` defaults to empty, which never matches.
 #[derive(Debug, Deserialize)]
 struct CsrfForm {
+    #[serde(default)]
     csrf: String,
 }
 
@@ -480,6 +499,29 @@ async fn admin(
     Ok((signed, speech))
 }
 
+/// The signed-in person of a request whose role is among `allowed` (the same role sets as
+/// the API's routes), or the answer that refuses it.
+async fn signed_in_as(
+    state: &AppState,
+    headers: &HeaderMap,
+    speech: Speech,
+    path: &str,
+    allowed: &[crate::auth::Role],
+) -> Result<((SessionRecord, PersonRecord), Speech), Response> {
+    let (signed, speech) = signed_in(state, headers, speech, path).await?;
+    if !allowed.iter().any(|r| r.as_str() == signed.1.role) {
+        let screen = Screen {
+            state,
+            speech,
+            path,
+            session: Some(&signed),
+        };
+        let t = screen.speech.lang.t();
+        return Err(screen.message(StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden));
+    }
+    Ok((signed, speech))
+}
+
 async fn people_page(
     state: &AppState,
     signed: &(SessionRecord, PersonRecord),
@@ -502,6 +544,7 @@ async fn people_page(
     let rows: Vec<page::PersonRow<'_>> = list
         .iter()
         .map(|p| page::PersonRow {
+            id: &p.id,
             email: &p.email,
             role: &p.role,
             status: if p.disabled_at.is_some() {
@@ -533,6 +576,7 @@ async fn people(
 
 #[derive(Debug, Deserialize)]
 struct InviteForm {
+    #[serde(default)]
     csrf: String,
     email: String,
     role: String,

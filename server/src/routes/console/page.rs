@@ -30,32 +30,41 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
             }
             body {
                 a.skip href="#content" { (t.skip_to_content) }
-                @if f.sandbox {
-                    p.sandbox role="note" { (t.sandbox_banner) }
-                }
-                header.top {
-                    a.brand href="/console" { "invex" }
-                    nav aria-label="invex" {
-                        ul {
-                            @if f.session.is_some() {
-                                li { a href="/console/rules" { (t.rules) } }
-                            }
-                            @if let Some((person, _)) = f.session {
-                                @if person.role == "admin" {
-                                    li { a href="/console/people" { (t.people) } }
+                // The sandbox banner is part of the page's header (banner landmark), so
+                // that no content stands outside a landmark.
+                header {
+                    @if f.sandbox {
+                        p.sandbox role="note" { (t.sandbox_banner) }
+                    }
+                    div.top {
+                        a.brand href="/console" { "invex" }
+                        nav aria-label="invex" {
+                            ul {
+                                @if let Some((person, _)) = f.session {
+                                    @if person.role != "auditor" {
+                                        li { a href="/console/validate" { (super::validate::texts(f.lang).nav) } }
+                                    }
+                                    li { a href="/console/review" { (super::review::texts(f.lang).nav) } }
+                                    li { a href="/console/rules" { (t.rules) } }
                                 }
-                            }
-                            li {
-                                a href={ (f.path) "?lang=" (f.lang.other().code()) }
-                                  lang=(f.lang.other().code()) hreflang=(f.lang.other().code()) {
-                                    (t.switch_to)
+                                @if let Some((person, _)) = f.session {
+                                    @if person.role == "admin" {
+                                        li { a href="/console/people" { (t.people) } }
+                                        li { a href="/console/keys" { (super::admin::texts(f.lang).keys) } }
+                                    }
                                 }
-                            }
-                            @if let Some((_, csrf)) = f.session {
                                 li {
-                                    form.inline method="post" action="/console/sign-out" {
-                                        input type="hidden" name="csrf" value=(csrf);
-                                        button.quiet type="submit" { (t.sign_out) }
+                                    a href={ (f.path) "?lang=" (f.lang.other().code()) }
+                                      lang=(f.lang.other().code()) hreflang=(f.lang.other().code()) {
+                                        (t.switch_to)
+                                    }
+                                }
+                                @if let Some((_, csrf)) = f.session {
+                                    li {
+                                        form.inline method="post" action="/console/sign-out" {
+                                            input type="hidden" name="csrf" value=(csrf);
+                                            button.quiet type="submit" { (t.sign_out) }
+                                        }
                                     }
                                 }
                             }
@@ -128,6 +137,8 @@ pub fn message(text: &str) -> Markup {
 }
 
 pub struct PersonRow<'a> {
+    /// Links the row to the person's administration page.
+    pub id: &'a str,
     pub email: &'a str,
     pub role: &'a str,
     pub status: &'a str,
@@ -153,7 +164,11 @@ pub fn people(
             thead { tr { th scope="col" { (t.email) } th scope="col" { (t.role) } th scope="col" { (t.status) } } }
             tbody {
                 @for r in rows {
-                    tr { td { (r.email) } td { (t.role(r.role)) } td { (r.status) } }
+                    tr {
+                        td { a href={ "/console/people/" (r.id) } { (r.email) } }
+                        td { (t.role(r.role)) }
+                        td { (r.status) }
+                    }
                 }
             }
         }
