@@ -13,6 +13,7 @@ pub mod context;
 pub mod convert;
 pub mod ids;
 pub mod listener;
+pub mod mail;
 pub mod metrics;
 pub mod openapi;
 pub mod people;

@@ -35,6 +35,8 @@ pub enum StartError {
     },
     #[error("metrics: {0}")]
     Metrics(#[from] prometheus::Error),
+    #[error("configuration: {0}")]
+    Config(#[from] crate::config::ConfigError),
     #[error("{0}")]
     Task(String),
 }
@@ -94,6 +96,8 @@ impl Running {
 
 /// Start with `config`; `registry` reuses already compiled rule packs (tests share them).
 pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Running, StartError> {
+    // Checked before anything is opened: a wrong [smtp] stops the start with its setting named.
+    let mailer = crate::mail::Mailer::from_config(&config.smtp, config.mode)?.map(Arc::new);
     let store = Store::connect(&config.database_url).await?;
     let bootstrap_key = bootstrap(&store, &config).await?;
     let generated = config.bootstrap_key.is_none();
@@ -174,6 +178,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         registry,
         rule_catalogue: Arc::default(),
         accounts: accounts.clone(),
+        mailer,
         auth: auth.clone(),
         metrics: Arc::new(Metrics::new()?),
         watching: watch.is_some(),
@@ -222,6 +227,9 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     )
     .map_err(|e| StartError::Task(e.to_string()))?;
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
+    if let Some(mailer) = &state.mailer {
+        tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");
+    }
     Ok(Running {
         addr,
         bootstrap_key_generated: bootstrap_key.is_some() && generated,

@@ -14,9 +14,10 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 
-import { BOOTSTRAP_KEY, axe, launchBrowser, screenshot, startServer, watch } from './support.mjs';
+import { BOOTSTRAP_KEY, axe, launchBrowser, screenshot, startServer, waitFor, watch } from './support.mjs';
 
 const ADMIN = { email: 'admin@example.sk', password: 'správne kone batéria zošívačka' };
 const ACCOUNTANT = { email: 'uctovnik@example.sk', password: 'účty-sú-v-poriadku-2026' };
@@ -68,6 +69,21 @@ const T = {
     refusedCrossSite: 'The request did not come from this site.',
     skip: 'Skip to content',
     validate: 'Validate',
+    webhooks: 'Webhooks',
+    sendTest: 'Send a test event',
+    tested: 'The test event waits for delivery.',
+    redeliver: 'Redeliver',
+    redelivered: 'The event waits for a new delivery.',
+    rotate: 'Rotate the secret',
+    newSecret: 'New secret',
+    invoices: 'Invoices',
+    invoicesTitle: 'Sent invoices',
+    timeline: 'Timeline',
+    evidence: 'Evidence package (ZIP)',
+    documentXml: 'The document as sent (XML)',
+    documentPdf: 'The invoice rendered (PDF)',
+    sendButton: 'Send the invoice to the buyer',
+    status: 'Status',
     review: 'Review',
     reviewTitle: 'Review conversions',
     save: 'Save corrections',
@@ -118,6 +134,7 @@ const T = {
     signedOutEverywhere: 'Všetky vaše relácie sa skončili.',
     validateTitle: 'Overenie faktúr',
     reviewTitle: 'Kontrola prevodov',
+    invoicesTitle: 'Odoslané faktúry',
   },
 };
 
@@ -194,6 +211,7 @@ describe('the console in Chromium', () => {
   // Signed-in contexts the story goes on with.
   let adminSk; // the first administrator, through the one-time link, Slovak
   let adminEn; // the same person signed in through the form, English
+  let sentInvoice; // the invoice the review story sends
   let invitationLink;
 
   before(async () => {
@@ -613,6 +631,27 @@ describe('the console in Chromium', () => {
     assert.equal(approved.review_note, 'IBAN checked against the contract');
     assert.equal(approved.changes.at(-1).by, ADMIN.email);
 
+    // Sent from the console through the tenant's (sandbox) delivery connection: the page of
+    // the new invoice follows, and the conversion links to it.
+    const created = await fetch(`${server.base}/v1/connections`, {
+      method: 'POST',
+      headers: { 'X-API-Key': BOOTSTRAP_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ partner: 'sandbox', name: 'browser partner' }),
+    });
+    assert.equal(created.status, 201);
+    const connection = (await created.json()).id;
+    const activated = await fetch(`${server.base}/v1/connections/${connection}/activate`, {
+      method: 'POST', headers: { 'X-API-Key': BOOTSTRAP_KEY } });
+    assert.equal(activated.status, 200);
+    await open(page, `/console/review/${first}`);
+    await submit(page, page.getByRole('button', { name: T.en.sendButton }), 200);
+    assert.match(new URL(page.url()).pathname, /^\/console\/invoices\/inv_/);
+    sentInvoice = new URL(page.url()).pathname.split('/').pop();
+    assert.equal((await api(`/v1/conversions/${first}`)).invoice_id, sentInvoice);
+    await open(page, `/console/review/${first}`);
+    assert.equal(await page.getByRole('link', { name: sentInvoice }).count(), 1);
+    assert.equal(await page.getByRole('button', { name: T.en.sendButton }).count(), 0, 'sent once, never again');
+
     // The other one is rejected; a rejection needs a reason.
     await open(page, `/console/review/${second}`);
     const csrf2 = await page.locator('input[name=csrf]').first().inputValue();
@@ -638,6 +677,139 @@ describe('the console in Chromium', () => {
     await check(sk, 'review', 'sk');
     await open(sk, `/console/review/${first}`);
     await check(sk, 'review-detail', 'sk');
+  });
+
+  it('invoices: the sent invoice in the list, its timeline reaching the buyer\'s acceptance, the document, its rendition and the evidence package', async () => {
+    const api = async (path) => {
+      const r = await fetch(`${server.base}${path}`, { headers: { 'X-API-Key': BOOTSTRAP_KEY } });
+      assert.equal(r.status, 200);
+      return r.json();
+    };
+    assert.ok(sentInvoice, 'the review story sent an invoice');
+    const invoiceId = sentInvoice;
+    const documentId = 'FV-1';
+    const xml = Buffer.from((await api(`/v1/conversions/${(await api('/v1/conversions?status=sent')).conversions[0].id}`)).xml);
+
+    const { page } = adminEn;
+    await page.getByRole('navigation').getByRole('link', { name: T.en.invoices }).click();
+    await page.waitForURL('**/console/invoices');
+    assert.equal(await heading(page), T.en.invoicesTitle);
+    await check(page, 'invoices', 'en');
+    await page.getByRole('link', { name: documentId, exact: true }).click();
+    await page.waitForURL(`**/console/invoices/${invoiceId}`);
+    await page.getByRole('heading', { level: 2, name: T.en.timeline }).waitFor();
+    // The page, reloaded as a person would, until the buyer's acceptance has arrived
+    // (the sandbox partner answers within a second).
+    const statusShown = () => described(page, T.en.status).textContent();
+    await waitFor("the buyer's acceptance on the invoice's page", async () => {
+      if ((await statusShown()).trim() === 'accepted') return true;
+      await page.reload();
+      return false;
+    }, { ms: 30_000, everyMs: 200 });
+    // The same timeline the API gives, entry for entry, and its chain head.
+    const timeline = await api(`/v1/invoices/${invoiceId}/messages`);
+    assert.equal(timeline.status, 'accepted');
+    const codes = (await page.locator('table.timeline tbody td:nth-child(4)').allTextContents()).map((c) => c.trim());
+    assert.deepEqual(codes, timeline.events.map((e) => e.code));
+    assert.ok(codes.includes('IR:AP'), `the buyer's acceptance is in the timeline: ${codes}`);
+    assert.equal((await page.locator('code.hash').textContent()).trim(), timeline.chain_head);
+    await check(page, 'invoice', 'en');
+
+    const doc = await page.request.get(await page.getByRole('link', { name: T.en.documentXml }).getAttribute('href'));
+    assert.equal(doc.status(), 200);
+    assert.deepEqual(Buffer.from(await doc.body()), xml);
+    const pdf = await page.request.get(await page.getByRole('link', { name: T.en.documentPdf }).getAttribute('href'));
+    assert.equal(pdf.status(), 200);
+    assert.equal((await pdf.body()).subarray(0, 5).toString(), '%PDF-');
+    const zip = await page.request.get(await page.getByRole('link', { name: T.en.evidence }).getAttribute('href'));
+    assert.equal(zip.status(), 200);
+    assert.equal(zip.headers()['content-type'], 'application/zip');
+    assert.equal((await zip.body()).subarray(0, 2).toString(), 'PK');
+
+    // Filtered by status, in Slovak.
+    const sk = adminSk.page;
+    await open(sk, `/console/invoices?status=${timeline.status}`);
+    assert.equal(await heading(sk), T.sk.invoicesTitle);
+    assert.equal(await sk.getByRole('link', { name: documentId, exact: true }).count(), 1);
+    await open(sk, '/console/invoices?status=paid');
+    assert.equal(await sk.getByRole('link', { name: documentId, exact: true }).count(), 0);
+    await check(sk, 'invoices', 'sk');
+    await open(sk, `/console/invoices/${invoiceId}`);
+    await check(sk, 'invoice', 'sk');
+  });
+
+  it('webhooks: a test event reaches the receiver and shows in the delivery log; redelivered with the same id; the secret rotated and shown once', async () => {
+    // A receiver of our own on loopback: the first delivery of each event fails (500), the
+    // next ones succeed, so the log shows a retry too.
+    const received = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => { body += c; });
+      req.on('end', () => {
+        const id = req.headers['webhook-id'];
+        const seen = received.filter((r) => r.id === id).length;
+        received.push({ id, signature: req.headers['webhook-signature'], body: JSON.parse(body) });
+        res.writeHead(seen === 0 ? 500 : 200).end();
+      });
+    });
+    await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${receiver.address().port}/hook`;
+    try {
+      const created = await fetch(`${server.base}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'X-API-Key': BOOTSTRAP_KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ url, event_types: ['webhook.test', 'invoice.accepted'], description: 'browser receiver' }),
+      });
+      assert.equal(created.status, 201, await created.clone().text());
+      const endpoint = await created.json();
+
+      const { page } = adminEn;
+      await page.getByRole('navigation').getByRole('link', { name: T.en.webhooks }).click();
+      await page.waitForURL('**/console/webhooks');
+      await check(page, 'webhooks', 'en');
+      await page.getByRole('link', { name: url }).click();
+      await page.waitForURL(`**/console/webhooks/${endpoint.id}`);
+
+      await submit(page, page.getByRole('button', { name: T.en.sendTest }), 200);
+      assert.equal((await page.getByRole('status').textContent()).trim(), T.en.tested);
+      // Delivered after one failure (the receiver's 500, then 200): both attempts logged.
+      await waitFor('the test event delivered', async () => {
+        await page.reload();
+        const states = await page.locator('table.deliveries tbody td:nth-child(5)').allTextContents();
+        return states.some((s) => s.trim() === 'delivered');
+      }, { ms: 60_000, everyMs: 300 });
+      const tests = received.filter((r) => r.body.type === 'webhook.test');
+      assert.ok(tests.length >= 2, `${tests.length} deliveries of the test event`);
+      assert.equal(new Set(tests.map((r) => r.id)).size, 1, 'one event, one webhook-id');
+      const answers = (await page.locator('table.deliveries tbody td:nth-child(4)').allTextContents()).map((a) => a.trim());
+      assert.ok(answers.some((a) => a.startsWith('HTTP 500')), answers.join(' | '));
+      assert.ok(answers.some((a) => a.startsWith('HTTP 200')), answers.join(' | '));
+      await check(page, 'webhook', 'en');
+
+      // Redelivered: the same event (same webhook-id) arrives again.
+      const before = received.length;
+      await submit(page, page.getByRole('button', { name: T.en.redeliver }).first(), 200);
+      assert.equal((await page.getByRole('status').textContent()).trim(), T.en.redelivered);
+      await waitFor('the redelivery', () => received.length > before, { ms: 30_000 });
+      assert.equal(received.at(-1).id, tests[0].id);
+
+      // A new secret, shown once on the answer; the old one still signs for a day.
+      await submit(page, page.getByRole('button', { name: T.en.rotate }), 200);
+      const secret = (await page.locator('code.link').textContent()).trim();
+      assert.match(secret, /^whsec_/);
+      await open(page, `/console/webhooks/${endpoint.id}`);
+      assert.equal(await page.locator('code.link').count(), 0, 'the secret is shown only once');
+      const after = await (await fetch(`${server.base}/v1/webhooks/${endpoint.id}`, { headers: { 'X-API-Key': BOOTSTRAP_KEY } })).json();
+      assert.ok(after.previous_secret_expires_at, 'the old secret overlaps');
+
+      const sk = adminSk.page;
+      await open(sk, '/console/webhooks');
+      await check(sk, 'webhooks', 'sk');
+      await open(sk, `/console/webhooks/${endpoint.id}`);
+      await check(sk, 'webhook', 'sk');
+    } finally {
+      receiver.close();
+    }
   });
 
   it('language: Accept-Language chooses Slovak or English, and the switch in the header changes it', async () => {
@@ -795,7 +967,7 @@ describe('the console in Chromium', () => {
   });
 
   it('accessibility: axe-core checked every main page in both languages', () => {
-    const pages = ['sign-in', 'set-password', 'home', 'people', 'rules', 'rule', 'validate', 'review', 'review-detail'];
+    const pages = ['sign-in', 'set-password', 'home', 'people', 'rules', 'rule', 'validate', 'review', 'review-detail', 'invoices', 'invoice', 'webhooks', 'webhook'];
     const missing = pages.flatMap((p) => ['sk', 'en'].map((l) => `${p}.${l}`)).filter((k) => !checked.has(k));
     assert.deepEqual(missing, []);
   });

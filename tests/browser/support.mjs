@@ -54,8 +54,16 @@ export async function startServer() {
       INVEX_DATABASE_URL: `sqlite://${join(dir, 'invex.db')}?mode=rwc`,
       INVEX_RULEPACKS: join(root, 'rulepacks'),
       INVEX_WATCH_RULEPACKS: 'false',
-      INVEX_SENDING_WORKER: 'false',
-      INVEX_WEBHOOKS_WORKER: 'false',
+      // The delivery worker runs with the sandbox partner answering quickly, so that a
+      // timeline reaches the buyer's acceptance within the test.
+      INVEX_SENDING_WORKER: 'true',
+      INVEX_SENDING_POLL_MS: '100',
+      INVEX_SENDING_SANDBOX_RESPONSE_DELAY_MS: '300',
+      // Webhooks are delivered (to a receiver of the test's own on loopback, which the
+      // sandbox allows).
+      INVEX_WEBHOOKS_WORKER: 'true',
+      INVEX_WEBHOOKS_RETRY_SCHEDULE_MS: '200,400,800',
+      INVEX_WEBHOOKS_POLL_INTERVAL_MS: '100',
       RUST_LOG: 'warn',
       INVEX_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     },

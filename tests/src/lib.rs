@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+pub mod smtp;
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

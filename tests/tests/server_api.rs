@@ -1311,3 +1311,64 @@ async fn lists_page_alike_and_creations_say_where_they_are() {
         }
     }
 }
+
+/// No route grants another site's scripts access: API keys belong on servers, and the
+/// console is same-origin only. Neither a preflight nor a request with an `Origin` gets an
+/// `Access-Control-Allow-*` answer, on either route family, the console or the operations
+/// routes.
+#[tokio::test]
+async fn no_route_sends_cors_allowances() {
+    let s = TestServer::start().await;
+    let origin = "https://evil.example";
+    let preflights = [
+        "/v1/invoice/validate",
+        "/api/validate",
+        "/v1/rules",
+        "/v1/keys",
+        "/console/sign-in",
+        "/health",
+    ];
+    for path in preflights {
+        let r = s
+            .client
+            .request(Method::OPTIONS, s.url(path))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header("Access-Control-Request-Headers", "x-api-key, content-type")
+            .send()
+            .await
+            .unwrap();
+        let allowances: Vec<String> = r
+            .headers()
+            .keys()
+            .map(|k| k.as_str().to_string())
+            .filter(|k| k.starts_with("access-control-"))
+            .collect();
+        assert!(allowances.is_empty(), "OPTIONS {path}: {allowances:?}");
+        assert_ne!(
+            r.status(),
+            204,
+            "OPTIONS {path} looks like an accepted preflight"
+        );
+    }
+    let requests = [
+        s.v1(Method::GET, "/v1/rules", BOOTSTRAP),
+        s.v1(Method::POST, "/v1/invoice/validate", BOOTSTRAP)
+            .header("Content-Type", "application/xml")
+            .body(support::example("invoice-sk.xml")),
+        s.client.get(s.url("/console/sign-in")),
+        s.client.get(s.url("/openapi.json")),
+    ];
+    for request in requests {
+        let r = request.header("Origin", origin).send().await.unwrap();
+        let url = r.url().to_string();
+        assert!(r.status().is_success(), "{url}: {}", r.status());
+        let allowances: Vec<&str> = r
+            .headers()
+            .keys()
+            .map(|k| k.as_str())
+            .filter(|k| k.starts_with("access-control-"))
+            .collect();
+        assert!(allowances.is_empty(), "{url}: {allowances:?}");
+    }
+}

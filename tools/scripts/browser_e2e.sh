@@ -49,3 +49,13 @@ trap cleanup EXIT
 
 INVEX_BIN="$bin" INVEX_E2E_DIR="$dir" CHROMIUM="$chromium" \
     node --test --test-reporter=spec console.test.mjs
+
+# `INVEX_DOCS_SCREENSHOTS=1`: the screenshots docs/console.md shows are refreshed from this
+# run (English; the Slovak ones stay in tests/browser/screenshots/).
+if [ "${INVEX_DOCS_SCREENSHOTS:-}" = 1 ]; then
+    mkdir -p "$root/docs/console"
+    for page in sign-in home people validate-results review-detail invoice webhook rules rule; do
+        cp "$root/tests/browser/screenshots/$page.en.png" "$root/docs/console/$page.png"
+    done
+    echo "browser-e2e: docs/console/*.png refreshed"
+fi

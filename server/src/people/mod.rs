@@ -6,6 +6,7 @@
 //! carry its tokens in cookies and forms.
 
 pub mod email;
+pub mod mail;
 pub mod password;
 pub mod service;
 pub mod session;

@@ -666,28 +666,16 @@ async fn timeline(
     principal: &Principal,
     invoice_id: &str,
 ) -> Result<Timeline, Problem> {
-    let invoice_id = invoice_id.to_string();
-    // Events first, then the invoice: a delivery committing in between can only make the
-    // invoice row newer than the events read, and the status is taken from the events, so
-    // the answer is always one consistent timeline.
-    let events = state.store.invoice_events(&invoice_id).await?;
-    let inv = tenant_invoice(state, principal, &invoice_id).await?;
-    let status = events
-        .iter()
-        .rev()
-        .find_map(|e| e.status.clone())
-        .unwrap_or_else(|| inv.status.clone());
-    let chain_head = events
-        .last()
-        .map(|e| e.hash.clone())
-        .unwrap_or_else(|| store::GENESIS_HASH.to_string());
+    let t = sending::timeline::of(&state.store, &principal.tenant_id, invoice_id)
+        .await?
+        .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
     Ok(Timeline {
-        invoice_id: inv.id,
-        status,
-        transmission_id: inv.transmission_id,
-        events: events.into_iter().map(TimelineEntry::from).collect(),
-        chain_head,
-        environment: inv.environment,
+        invoice_id: t.invoice.id,
+        status: t.status,
+        transmission_id: t.invoice.transmission_id,
+        events: t.entries,
+        chain_head: t.chain_head,
+        environment: t.invoice.environment,
     })
 }
 
@@ -729,22 +717,14 @@ async fn evidence_package(
 ) -> Result<Response, Problem> {
     use axum::http::header;
     use axum::response::IntoResponse;
-    let events = state.store.invoice_events(invoice_id).await?;
-    let inv = tenant_invoice(state, principal, invoice_id).await?;
-    let mut package = sending::evidence::EvidencePackage::build(
-        &inv,
-        events.into_iter().map(TimelineEntry::from).collect(),
+    let package = sending::evidence::assemble(
+        &state.store,
+        &principal.tenant_id,
+        invoice_id,
         crate::clock::now(),
-    );
-    if let Some(conversion) = state
-        .store
-        .conversion_by_xml(&principal.tenant_id, &inv.sha256)
-        .await?
-    {
-        package
-            .approvals
-            .extend(crate::convert::review::approval(&conversion));
-    }
+    )
+    .await?
+    .ok_or_else(|| Problem::not_found(format!("no invoice `{invoice_id}` in this tenant")))?;
     let wants_zip = header_text(headers, "accept").is_some_and(|a| a.contains("application/zip"));
     if !wants_zip {
         return Ok(Json(package).into_response());
@@ -756,7 +736,10 @@ async fn evidence_package(
             (header::CONTENT_TYPE, "application/zip".to_string()),
             (
                 header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"evidence-{}.zip\"", inv.id),
+                format!(
+                    "attachment; filename=\"evidence-{}.zip\"",
+                    package.invoice_id
+                ),
             ),
         ],
         bytes,

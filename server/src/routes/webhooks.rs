@@ -12,12 +12,11 @@ use crate::problem::Problem;
 use crate::routes::created::Created;
 use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
-use crate::store;
 use crate::store::webhooks::{AttemptRecord, EndpointRecord};
 use crate::webhooks::{self, signing, EventType};
 
 /// How long a rotated-out secret keeps signing beside the new one.
-pub const ROTATION_OVERLAP_HOURS: i64 = 24;
+pub use crate::webhooks::manage::ROTATION_OVERLAP_HOURS;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -252,6 +251,12 @@ fn disabled(id: &str) -> Problem {
     )
 }
 
+fn no_delivery(id: &str, delivery_id: &str) -> Problem {
+    Problem::not_found(format!(
+        "no delivery `{delivery_id}` of webhook endpoint `{id}`"
+    ))
+}
+
 fn correlation_id() -> Option<String> {
     crate::context::current().map(|c| c.id)
 }
@@ -410,16 +415,8 @@ pub async fn rotate_secret(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<WebhookWithSecret>, Problem> {
-    let mut record = find(&state, &principal, &id).await?;
-    let expires = chrono::Utc::now() + chrono::Duration::hours(ROTATION_OVERLAP_HOURS);
-    record.previous_secret = Some(std::mem::replace(
-        &mut record.secret,
-        signing::generate_secret(),
-    ));
-    record.previous_expires_at = Some(expires.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
-    record.updated_at = crate::clock::now();
-    state.store.update_webhook_endpoint(&record).await?;
-    tracing::info!(webhook_id = %id, "webhook secret rotated");
+    let record = find(&state, &principal, &id).await?;
+    let record = webhooks::manage::rotate_secret(&state.store, record).await?;
     let secret = record.secret.clone();
     Ok(Json(WebhookWithSecret {
         webhook: record.into(),
@@ -441,38 +438,21 @@ pub async fn test(
     if !record.enabled {
         return Err(disabled(&id));
     }
-    let correlation = correlation_id();
-    let mut tx = state
-        .store
-        .pool()
-        .begin()
-        .await
-        .map_err(store::StoreError::from)?;
-    let emitted = webhooks::events::emit_to(
-        &mut tx,
+    let queued = webhooks::manage::send_test(
+        &state.store,
         &principal.tenant_id,
-        EventType::WebhookTest,
-        correlation.as_deref(),
-        serde_json::json!({
-            "webhook_id": id,
-            "message": "a test event sent on request; no invoice is concerned",
-            "environment": state.environment(),
-        }),
-        Some(&id),
+        &id,
+        state.environment(),
+        correlation_id().as_deref(),
     )
-    .await?;
-    // Disabled (or deleted) since it was read: nothing was queued, so keep nothing.
-    let Some(delivery_id) = emitted.delivery_ids.into_iter().next() else {
-        tx.rollback().await.map_err(store::StoreError::from)?;
-        return Err(disabled(&id));
-    };
-    tx.commit().await.map_err(store::StoreError::from)?;
-    webhooks::worker::wake();
+    .await?
+    // Disabled (or deleted) since it was read: nothing was queued, and nothing kept.
+    .ok_or_else(|| disabled(&id))?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Queued {
-            event_id: emitted.event_id,
-            delivery_id,
+            event_id: queued.event_id,
+            delivery_id: queued.delivery_id,
         }),
     ))
 }
@@ -514,28 +494,26 @@ pub async fn redeliver(
     Path((id, delivery_id)): Path<(String, String)>,
 ) -> Result<(StatusCode, Json<Queued>), Problem> {
     let record = find(&state, &principal, &id).await?;
-    let Some(event_id) = state
-        .store
-        .webhook_delivery_event(&principal.tenant_id, &id, &delivery_id)
-        .await?
-    else {
-        return Err(Problem::not_found(format!(
-            "no delivery `{delivery_id}` of webhook endpoint `{id}`"
-        )));
-    };
     if !record.enabled {
+        // An unknown delivery is still not found, before the endpoint's state matters.
+        if state
+            .store
+            .webhook_delivery_event(&principal.tenant_id, &id, &delivery_id)
+            .await?
+            .is_none()
+        {
+            return Err(no_delivery(&id, &delivery_id));
+        }
         return Err(disabled(&id));
     }
-    let new_id = state
-        .store
-        .requeue_webhook_event(&event_id, &id, &principal.tenant_id)
-        .await?;
-    webhooks::worker::wake();
+    let queued = webhooks::manage::redeliver(&state.store, &principal.tenant_id, &id, &delivery_id)
+        .await?
+        .ok_or_else(|| no_delivery(&id, &delivery_id))?;
     Ok((
         StatusCode::ACCEPTED,
         Json(Queued {
-            event_id,
-            delivery_id: new_id,
+            event_id: queued.event_id,
+            delivery_id: queued.delivery_id,
         }),
     ))
 }

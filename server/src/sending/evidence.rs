@@ -16,6 +16,30 @@ use crate::store::InvoiceRecord;
 
 pub const FORMAT: &str = "invex-evidence/1";
 
+/// The evidence package of the invoice `invoice_id` of `tenant_id` as of `now`, with the
+/// review approval of the conversion that produced it (if one did); `None` when the tenant
+/// has no such invoice.
+pub async fn assemble(
+    store: &crate::store::Store,
+    tenant_id: &str,
+    invoice_id: &str,
+    now: String,
+) -> Result<Option<EvidencePackage>, crate::store::StoreError> {
+    let Some(t) = super::timeline::of(store, tenant_id, invoice_id).await? else {
+        return Ok(None);
+    };
+    let mut package = EvidencePackage::build(&t.invoice, t.entries, now);
+    if let Some(conversion) = store
+        .conversion_by_xml(tenant_id, &t.invoice.sha256)
+        .await?
+    {
+        package
+            .approvals
+            .extend(crate::convert::review::approval(&conversion));
+    }
+    Ok(Some(package))
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct EvidenceDocument {
     /// BT-1 as read from the document.

@@ -123,6 +123,47 @@ pub struct TimelineEntry {
     pub hash: String,
 }
 
+/// An invoice of a tenant with its whole timeline.
+pub struct InvoiceTimeline {
+    pub invoice: store::InvoiceRecord,
+    /// The status the events say (the last one an event set), else the stored one.
+    pub status: String,
+    pub entries: Vec<TimelineEntry>,
+    /// The last entry's hash (the chain head).
+    pub chain_head: String,
+}
+
+/// The invoice `invoice_id` of `tenant_id` with its events; `None` when the tenant has no
+/// such invoice.
+pub async fn of(
+    store: &store::Store,
+    tenant_id: &str,
+    invoice_id: &str,
+) -> Result<Option<InvoiceTimeline>, store::StoreError> {
+    // Events first, then the invoice: a delivery committing in between can only make the
+    // invoice row newer than the events read, and the status is taken from the events, so
+    // the answer is always one consistent timeline.
+    let events = store.invoice_events(invoice_id).await?;
+    let Some(invoice) = store.invoice(tenant_id, invoice_id).await? else {
+        return Ok(None);
+    };
+    let status = events
+        .iter()
+        .rev()
+        .find_map(|e| e.status.clone())
+        .unwrap_or_else(|| invoice.status.clone());
+    let chain_head = events
+        .last()
+        .map(|e| e.hash.clone())
+        .unwrap_or_else(|| GENESIS_HASH.to_string());
+    Ok(Some(InvoiceTimeline {
+        invoice,
+        status,
+        entries: events.into_iter().map(TimelineEntry::from).collect(),
+        chain_head,
+    }))
+}
+
 impl From<EventRecord> for TimelineEntry {
     fn from(e: EventRecord) -> TimelineEntry {
         TimelineEntry {

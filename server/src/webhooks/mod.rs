@@ -10,6 +10,7 @@
 
 pub mod config;
 pub mod events;
+pub mod manage;
 pub mod signing;
 pub mod target;
 pub mod worker;

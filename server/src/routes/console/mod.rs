@@ -8,10 +8,12 @@
 mod admin;
 mod guard;
 mod i18n;
+mod invoices;
 mod page;
 mod review;
 mod rules;
 mod validate;
+mod webhooks;
 
 use std::net::SocketAddr;
 
@@ -48,6 +50,19 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/console/validate",
             get(validate::form).post(validate::submit),
+        )
+        .route("/console/invoices", get(invoices::list))
+        .route("/console/invoices/{id}", get(invoices::show))
+        .route("/console/invoices/{id}/{file}", get(invoices::file))
+        .route("/console/webhooks", get(webhooks::list))
+        .route("/console/webhooks/{id}", get(webhooks::show))
+        .route(
+            "/console/webhooks/{id}/{action}",
+            axum::routing::post(webhooks::act),
+        )
+        .route(
+            "/console/webhooks/{id}/deliveries/{delivery}/{action}",
+            axum::routing::post(webhooks::act),
         )
         .route("/console/review", get(review::queue))
         .route("/console/review/{id}", get(review::show))
@@ -528,7 +543,7 @@ async fn people_page(
     speech: Speech,
     status: StatusCode,
     error: Option<&str>,
-    invited: Option<(&str, &str)>,
+    invited: Option<&page::Invited<'_>>,
 ) -> Response {
     let screen = Screen {
         state,
@@ -619,13 +634,21 @@ async fn invite(
             } else {
                 tracing::info!(email = %inv.person.email, "invitation created");
             }
+            // Stored first: a mail that cannot be sent loses nothing, the admin gets the link.
+            let delivery = mail_invitation(&state, &signed.1, &inv, &link, speech.lang).await;
+            let invited = page::Invited {
+                email: &inv.person.email,
+                link: &link,
+                expires: &inv.expires_at,
+                delivery,
+            };
             people_page(
                 &state,
                 &signed,
                 speech,
                 StatusCode::CREATED,
                 None,
-                Some((&link, &inv.expires_at)),
+                Some(&invited),
             )
             .await
         }
@@ -669,6 +692,42 @@ async fn invite(
             session: Some(&signed),
         }
         .error(&e),
+    }
+}
+
+/// Mail the invitation when SMTP is configured. A failure is logged with its cause (the
+/// page only says that the mail was not sent: the mail server is the operator's business).
+async fn mail_invitation(
+    state: &AppState,
+    inviter: &PersonRecord,
+    inv: &crate::people::Invitation,
+    link: &str,
+    lang: Lang,
+) -> page::Delivery {
+    let Some(mailer) = &state.mailer else {
+        return page::Delivery::Shown;
+    };
+    let mail = crate::people::mail::invitation(&crate::people::mail::InvitationMail {
+        to: &inv.person.email,
+        link,
+        expires_at: &inv.expires_at,
+        inviter: &inviter.email,
+        role_sk: i18n::SK.role(&inv.person.role),
+        role_en: i18n::EN.role(&inv.person.role),
+        first: match lang {
+            Lang::Sk => crate::people::mail::Language::Slovak,
+            Lang::En => crate::people::mail::Language::English,
+        },
+    });
+    match mailer.send(&mail).await {
+        Ok(()) => {
+            tracing::info!(email = %inv.person.email, person = %inv.person.id, "invitation mailed");
+            page::Delivery::Mailed
+        }
+        Err(e) => {
+            tracing::warn!(email = %inv.person.email, person = %inv.person.id, error = %e, "invitation mail not sent; the link is shown to the administrator");
+            page::Delivery::MailFailed
+        }
     }
 }
 

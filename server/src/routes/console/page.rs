@@ -44,7 +44,11 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
                                     @if person.role != "auditor" {
                                         li { a href="/console/validate" { (super::validate::texts(f.lang).nav) } }
                                     }
+                                    li { a href="/console/invoices" { (super::invoices::texts(f.lang).nav) } }
                                     li { a href="/console/review" { (super::review::texts(f.lang).nav) } }
+                                    @if person.role == "admin" || person.role == "developer" {
+                                        li { a href="/console/webhooks" { (super::webhooks::texts(f.lang).nav) } }
+                                    }
                                     li { a href="/console/rules" { (t.rules) } }
                                 }
                                 @if let Some((person, _)) = f.session {
@@ -144,20 +148,54 @@ pub struct PersonRow<'a> {
     pub status: &'a str,
 }
 
+/// How an invitation's link goes to the invited person.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// No SMTP configured: the admin passes the link on.
+    Shown,
+    /// Mailed to the person; the link is not shown.
+    Mailed,
+    /// Mailing failed: the admin is told so and passes the link on.
+    MailFailed,
+}
+
+/// An invitation just created.
+pub struct Invited<'a> {
+    pub email: &'a str,
+    pub link: &'a str,
+    pub expires: &'a str,
+    pub delivery: Delivery,
+}
+
 pub fn people(
     t: &Texts,
     rows: &[PersonRow<'_>],
     csrf: &str,
     error: Option<&str>,
-    invited: Option<(&str, &str)>,
+    invited: Option<&Invited<'_>>,
 ) -> Markup {
     html! {
-        @if let Some((link, expires)) = invited {
+        @if let Some(i) = invited {
             section.notice aria-labelledby="invited" {
-                h2 id="invited" { (t.invitation_link) }
-                p role="status" { (t.invited) }
-                code.link { (link) }
-                p.hint { (t.invitation_expires) " " (expires) }
+                @match i.delivery {
+                    Delivery::Mailed => {
+                        h2 id="invited" { (t.invitation_sent) }
+                        p role="status" { (t.invitation_mailed) " " strong { (i.email) } "." }
+                    }
+                    Delivery::Shown => {
+                        h2 id="invited" { (t.invitation_link) }
+                        p role="status" { (t.invited) }
+                        code.link { (i.link) }
+                    }
+                    Delivery::MailFailed => {
+                        h2 id="invited" { (t.invitation_link) }
+                        p.error role="alert" {
+                            (t.mail_not_sent) " " strong { (i.email) } ". " (t.mail_pass_on)
+                        }
+                        code.link { (i.link) }
+                    }
+                }
+                p.hint { (t.invitation_expires) " " (i.expires) }
             }
         }
         table {

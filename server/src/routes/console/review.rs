@@ -69,6 +69,9 @@ pub struct RTexts {
     page: &'static str,
     open_input: &'static str,
     input_unavailable: &'static str,
+    send_title: &'static str,
+    send: &'static str,
+    sent_as: &'static str,
 }
 
 const SK: RTexts = RTexts {
@@ -126,6 +129,9 @@ const SK: RTexts = RTexts {
     page: "Strana",
     open_input: "Otvoriť pôvodný súbor",
     input_unavailable: "Pôvodný súbor sa nedá zobraziť",
+    send_title: "Odoslať",
+    send: "Odoslať faktúru odberateľovi",
+    sent_as: "Odoslaná ako faktúra",
 };
 
 const EN: RTexts = RTexts {
@@ -186,6 +192,9 @@ const EN: RTexts = RTexts {
     page: "Page",
     open_input: "Open the original file",
     input_unavailable: "The original file cannot be shown",
+    send_title: "Send",
+    send: "Send the invoice to the buyer",
+    sent_as: "Sent as invoice",
 };
 
 pub fn texts(lang: Lang) -> &'static RTexts {
@@ -498,6 +507,12 @@ async fn detail(
             view.status,
             ConversionStatus::Rejected | ConversionStatus::Sent
         );
+    let sendable = matches!(
+        view.status,
+        ConversionStatus::Ready | ConversionStatus::Approved
+    ) && allow::INVOICE_WORK
+        .iter()
+        .any(|role| role.as_str() == signed.1.role);
     let csrf = signed.0.csrf.as_str();
     let action = format!("{PATH}/{}", view.id);
     let editable = acting && !view.fields.as_ref().is_some_and(|f| f.is_empty());
@@ -591,6 +606,16 @@ async fn detail(
                 }
             }
         }
+        @if let Some(invoice) = &view.invoice_id {
+            p { (r.sent_as) " " a href={ "/console/invoices/" (invoice) } { (invoice) } }
+        } @else if sendable {
+            form.stack method="post" action={ (action) "/send" } {
+                h2 { (r.send_title) }
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="expected" value=(record.updated_at);
+                button type="submit" { (r.send) }
+            }
+        }
         @if acting {
             div.actions {
                 form.stack method="post" action={ (action) "/approve" } {
@@ -656,8 +681,13 @@ pub async fn act(
 ) -> Response {
     let speech = Speech::of(&PageQuery::default(), &headers);
     let path = format!("{PATH}/{id}");
-    let (signed, speech) = match signed_in_as(&state, &headers, speech, &path, allow::REVIEW).await
-    {
+    // Sending is invoice work (as `POST /v1/invoice/send`); the rest is reviewing.
+    let roles = if action == "send" {
+        allow::INVOICE_WORK
+    } else {
+        allow::REVIEW
+    };
+    let (signed, speech) = match signed_in_as(&state, &headers, speech, &path, roles).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -693,6 +723,9 @@ pub async fn act(
             Some(r.changed_meanwhile),
         )
         .await;
+    }
+    if action == "send" {
+        return send(&screen, &signed, record).await;
     }
     let by = signed.1.email.clone();
     let now = crate::clock::now();
@@ -905,4 +938,70 @@ pub async fn input(
         h.insert(header::CONTENT_DISPOSITION, v);
     }
     response
+}
+
+/// Send an approved or ready conversion's document through the tenant's connection, as
+/// `POST /v1/invoice/send?conversion_id=` does (same gate, same checks, same answer). The
+/// Idempotency-Key is the conversion's: a second click, or a reload of the form, replays the
+/// first answer and never sends twice.
+async fn send(
+    screen: &Screen<'_>,
+    signed: &(crate::store::SessionRecord, crate::store::PersonRecord),
+    record: ConversionRecord,
+) -> Response {
+    use crate::sending::{self, SendRequest};
+    let state = screen.state;
+    let t = screen.speech.lang.t();
+    let person = &signed.1;
+    let tenant = match state.store.tenant(&person.tenant_id).await {
+        Ok(Some(tenant)) => tenant,
+        Ok(None) | Err(_) => {
+            tracing::error!(tenant = %person.tenant_id, "the person's tenant is not readable");
+            return screen.message(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                t.error_title,
+                t.error_detail,
+            );
+        }
+    };
+    let Some(role) = crate::auth::Role::parse(&person.role) else {
+        return screen.message(StatusCode::FORBIDDEN, t.forbidden_title, t.forbidden);
+    };
+    let principal = crate::auth::Principal {
+        tenant_id: person.tenant_id.clone(),
+        tenant_kind: tenant.kind,
+        role,
+        key_id: None,
+    };
+    let request = SendRequest {
+        idempotency_key: Some(format!("console-send-{}", record.id)),
+        profile: None,
+        file_name: record.file_name.clone(),
+        scenario: None,
+        resubmission_of: None,
+        allow_duplicate: false,
+        family: crate::auth::Family::Versioned,
+        bytes: bytes::Bytes::from(record.xml.clone().into_bytes()),
+    };
+    let answer = sending::send(state, &principal, request).await;
+    let status = answer.status();
+    let body = axum::body::to_bytes(answer.into_body(), 1024 * 1024)
+        .await
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .unwrap_or_default();
+    if status == StatusCode::ACCEPTED || status == StatusCode::OK {
+        if let Some(id) = body["id"].as_str() {
+            return see_other(&format!("/console/invoices/{id}"));
+        }
+    }
+    let detail_text = body["detail"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| status.to_string());
+    let again = match load(screen, &person.tenant_id, &record.id).await {
+        Ok(c) => c,
+        Err(resp) => return resp,
+    };
+    detail(screen, signed, &again, status, None, Some(&detail_text)).await
 }

@@ -131,7 +131,7 @@ fn url_query(q: &RulesQuery) -> Vec<(&'static str, String)> {
     .collect()
 }
 
-fn encode(pairs: &[(&str, String)]) -> String {
+pub(super) fn encode(pairs: &[(&str, String)]) -> String {
     use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
     pairs
         .iter()
