@@ -5,85 +5,9 @@
 
 mod support;
 
-use reqwest::redirect::Policy;
-use reqwest::{Client, Response, StatusCode};
+use reqwest::{Response, StatusCode};
+use support::console::{csrf, location, session_cookie, Console};
 use support::TestServer;
-
-/// A browser-like client that follows no redirects (the tests look at each answer) and
-/// keeps no cookies (the tests carry them explicitly).
-fn browser() -> Client {
-    Client::builder().redirect(Policy::none()).build().unwrap()
-}
-
-struct Console<'a> {
-    s: &'a TestServer,
-    client: Client,
-    origin: String,
-}
-
-impl<'a> Console<'a> {
-    fn new(s: &'a TestServer) -> Console<'a> {
-        Console {
-            s,
-            client: browser(),
-            origin: s.base.clone(),
-        }
-    }
-
-    async fn get(&self, path: &str, cookie: Option<&str>) -> Response {
-        let mut r = self.client.get(self.s.url(path));
-        if let Some(c) = cookie {
-            r = r.header("Cookie", format!("invex_session={c}"));
-        }
-        r.send().await.unwrap()
-    }
-
-    /// A form POST as the console's own page sends it.
-    async fn post(&self, path: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> Response {
-        let mut r = self
-            .client
-            .post(self.s.url(path))
-            .header("Origin", &self.origin)
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(form);
-        if let Some(c) = cookie {
-            r = r.header("Cookie", format!("invex_session={c}"));
-        }
-        r.send().await.unwrap()
-    }
-}
-
-/// The session token a sign-in set, after checking the cookie's attributes.
-fn session_cookie(r: &Response) -> String {
-    let cookie = r
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("invex_session="))
-        .unwrap_or_else(|| panic!("no session cookie in {:?}", r.headers()))
-        .to_string();
-    assert!(cookie.contains("HttpOnly"), "{cookie}");
-    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
-    cookie["invex_session=".len()..]
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string()
-}
-
-fn location(r: &Response) -> &str {
-    r.headers()["location"].to_str().unwrap()
-}
-
-/// The CSRF token of the page's forms.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token");
-    let rest = &html[at + "name=\"csrf\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_string()
-}
 
 async fn text(r: Response) -> String {
     r.text().await.unwrap()

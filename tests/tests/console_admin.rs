@@ -5,66 +5,12 @@
 
 mod support;
 
-use reqwest::redirect::Policy;
-use reqwest::{Client, Method, Response};
+use reqwest::{Method, Response};
 use serde_json::Value;
-use support::{TestServer, BOOTSTRAP};
-
-struct Console<'a> {
-    s: &'a TestServer,
-    client: Client,
-}
+use support::console::{csrf, location, session_cookie, Console};
+use support::{JsonBody, TestServer, BOOTSTRAP};
 
 impl<'a> Console<'a> {
-    fn new(s: &'a TestServer) -> Console<'a> {
-        Console {
-            s,
-            // No redirects followed (each answer is looked at), no cookies kept (the tests
-            // carry them), English pages.
-            client: Client::builder().redirect(Policy::none()).build().unwrap(),
-        }
-    }
-
-    async fn get(&self, path: &str, cookie: &str) -> Response {
-        self.client
-            .get(self.s.url(path))
-            .header("Accept-Language", "en")
-            .header("Cookie", format!("invex_session={cookie}"))
-            .send()
-            .await
-            .unwrap()
-    }
-
-    async fn page(&self, path: &str, cookie: &str) -> String {
-        let r = self.get(path, cookie).await;
-        assert_eq!(r.status(), 200, "GET {path}");
-        r.text().await.unwrap()
-    }
-
-    /// A form POST as the console's own page sends it.
-    async fn post(&self, path: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> Response {
-        let mut r = self
-            .client
-            .post(self.s.url(path))
-            .header("Accept-Language", "en")
-            .header("Origin", &self.s.base)
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(form);
-        if let Some(c) = cookie {
-            r = r.header("Cookie", format!("invex_session={c}"));
-        }
-        r.send().await.unwrap()
-    }
-
-    async fn sign_in(&self, email: &str, password: &str) -> Response {
-        self.post(
-            "/console/sign-in",
-            None,
-            &[("email", email), ("password", password)],
-        )
-        .await
-    }
-
     /// Set a password on a one-time link; the new session's token.
     async fn complete(&self, link: &str, email: Option<&str>, password: &str) -> String {
         let mut form = vec![("password", password)];
@@ -113,35 +59,6 @@ impl<'a> Console<'a> {
 const ADMIN_PASSWORD: &str = "a long enough password";
 const PASSWORD: &str = "another long password";
 
-fn session_cookie(r: &Response) -> String {
-    let cookie = r
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("invex_session="))
-        .unwrap_or_else(|| panic!("no session cookie in {:?}", r.headers()))
-        .to_string();
-    cookie["invex_session=".len()..]
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string()
-}
-
-fn location(r: &Response) -> &str {
-    r.headers()["location"].to_str().unwrap()
-}
-
-/// The CSRF token of the page's forms.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find("name=\"csrf\" value=\"")
-        .expect("a form with a CSRF token");
-    let rest = &html[at + "name=\"csrf\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_string()
-}
-
 /// The id of the person the People list links with `email`.
 fn person_id(people: &str, email: &str) -> String {
     let at = people
@@ -174,10 +91,10 @@ async fn refusal(r: Response) -> String {
 #[tokio::test]
 async fn a_new_role_applies_at_once_and_disabling_ends_sessions_and_sign_in() {
     let s = TestServer::start().await;
-    let c = Console::new(&s);
+    let c = Console::english(&s);
     let admin = c.first_admin().await;
     let (jana, session) = c.join(&admin, "jana@firma.sk", "accountant").await;
-    assert_eq!(c.get("/console/people", &session).await.status(), 403);
+    assert_eq!(c.get_as("/console/people", &session).await.status(), 403);
 
     // The admin opens Jana's page from the list and makes her an administrator.
     let people = c.page("/console/people", &admin).await;
@@ -190,15 +107,14 @@ async fn a_new_role_applies_at_once_and_disabling_ends_sessions_and_sign_in() {
         "{page}"
     );
     let token = csrf(&page);
-    let r = c
-        .post(
+    let page = c
+        .answer(
             &format!("/console/people/{jana}/role"),
             Some(&admin),
             &[("csrf", &token), ("role", "admin")],
+            200,
         )
         .await;
-    assert_eq!(r.status(), 200);
-    let page = r.text().await.unwrap();
     assert!(
         page.contains(
             "<p class=\"notice\" role=\"status\">The role is changed. New role: Administrator.</p>"
@@ -209,8 +125,8 @@ async fn a_new_role_applies_at_once_and_disabling_ends_sessions_and_sign_in() {
     let home = c.page("/console", &session).await;
     assert!(home.contains("<dd>Administrator</dd>"), "{home}");
     assert!(home.contains("href=\"/console/keys\""), "{home}");
-    assert_eq!(c.get("/console/people", &session).await.status(), 200);
-    assert_eq!(c.get("/console/keys", &session).await.status(), 200);
+    assert_eq!(c.get_as("/console/people", &session).await.status(), 200);
+    assert_eq!(c.get_as("/console/keys", &session).await.status(), 200);
 
     // An auditor again: the rights go as they came.
     let r = c
@@ -221,41 +137,40 @@ async fn a_new_role_applies_at_once_and_disabling_ends_sessions_and_sign_in() {
         )
         .await;
     assert_eq!(r.status(), 200);
-    assert_eq!(c.get("/console/people", &session).await.status(), 403);
-    assert_eq!(c.get("/console/keys", &session).await.status(), 403);
+    assert_eq!(c.get_as("/console/people", &session).await.status(), 403);
+    assert_eq!(c.get_as("/console/keys", &session).await.status(), 403);
     let home = c.page("/console", &session).await;
     assert!(home.contains("<dd>Auditor</dd>"), "{home}");
     assert!(!home.contains("href=\"/console/keys\""), "{home}");
     // Not a role: refused, nothing changed.
-    let r = c
-        .post(
+    let page = c
+        .answer(
             &format!("/console/people/{jana}/role"),
             Some(&admin),
             &[("csrf", &token), ("role", "boss")],
+            422,
         )
         .await;
-    assert_eq!(r.status(), 422);
-    assert!(r.text().await.unwrap().contains("role=\"alert\""));
+    assert!(page.contains("role=\"alert\""), "{page}");
 
     // Disabled: her live session ends at once, and signing in is refused with the answer a
     // wrong password gets.
     let second = session_cookie(&c.sign_in("jana@firma.sk", PASSWORD).await);
-    let r = c
-        .post(
+    let page = c
+        .answer(
             &format!("/console/people/{jana}/disable"),
             Some(&admin),
             &[("csrf", &token)],
+            200,
         )
         .await;
-    assert_eq!(r.status(), 200);
-    let page = r.text().await.unwrap();
     assert!(
         page.contains("role=\"status\">The account is disabled and all its sessions have ended."),
         "{page}"
     );
     assert!(page.contains("Enable account"), "{page}");
     for live in [&session, &second] {
-        let r = c.get("/console", live).await;
+        let r = c.get_as("/console", live).await;
         assert_eq!(r.status(), 303);
         assert_eq!(location(&r), "/console/sign-in");
     }
@@ -269,31 +184,30 @@ async fn a_new_role_applies_at_once_and_disabling_ends_sessions_and_sign_in() {
     );
 
     // Enabled again: she signs in with her password, as an auditor still.
-    let r = c
-        .post(
+    let page = c
+        .answer(
             &format!("/console/people/{jana}/enable"),
             Some(&admin),
             &[("csrf", &token)],
+            200,
         )
         .await;
-    assert_eq!(r.status(), 200);
-    assert!(r
-        .text()
-        .await
-        .unwrap()
-        .contains("role=\"status\">The account is enabled; the person can sign in again."));
+    assert!(
+        page.contains("role=\"status\">The account is enabled; the person can sign in again."),
+        "{page}"
+    );
     let r = c.sign_in("jana@firma.sk", PASSWORD).await;
     assert_eq!(r.status(), 303);
     let home = c.page("/console", &session_cookie(&r)).await;
     assert!(home.contains("<dd>Auditor</dd>"), "{home}");
     // The old sessions stay ended.
-    assert_eq!(c.get("/console", &session).await.status(), 303);
+    assert_eq!(c.get_as("/console", &session).await.status(), 303);
 }
 
 #[tokio::test]
 async fn own_account_last_admin_and_other_tenants_are_refused() {
     let s = TestServer::start().await;
-    let c = Console::new(&s);
+    let c = Console::english(&s);
     let admin = c.first_admin().await;
     let people = c.page("/console/people", &admin).await;
     let me = person_id(&people, "admin@firma.sk");
@@ -400,12 +314,8 @@ async fn own_account_last_admin_and_other_tenants_are_refused() {
     let tenant: Value = s
         .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
         .json(&serde_json::json!({"name": "Iná firma"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     let other_tenant = tenant["tenant"]["id"].as_str().unwrap();
     let accounts = &s.running.as_ref().unwrap().state.accounts;
     let link = accounts
@@ -425,7 +335,7 @@ async fn own_account_last_admin_and_other_tenants_are_refused() {
     let stranger = person_id(&other_people, "admin@ina.sk");
     let other_token = csrf(&other_people);
     assert_eq!(
-        c.get(&format!("/console/people/{boss}"), &other)
+        c.get_as(&format!("/console/people/{boss}"), &other)
             .await
             .status(),
         404
@@ -457,7 +367,7 @@ async fn own_account_last_admin_and_other_tenants_are_refused() {
         .await;
     assert_eq!(r.status(), 404);
     assert_eq!(
-        c.get(&format!("/console/people/{stranger}"), &admin)
+        c.get_as(&format!("/console/people/{stranger}"), &admin)
             .await
             .status(),
         404
@@ -465,13 +375,13 @@ async fn own_account_last_admin_and_other_tenants_are_refused() {
     // Nothing changed on either side.
     let people = c.page("/console/people", &admin).await;
     assert!(row(&people, "boss@firma.sk").contains("<td>active</td>"));
-    assert_eq!(c.get("/console/people", &other).await.status(), 200);
+    assert_eq!(c.get_as("/console/people", &other).await.status(), 200);
 }
 
 #[tokio::test]
 async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
     let s = TestServer::start().await;
-    let c = Console::new(&s);
+    let c = Console::english(&s);
     let admin = c.first_admin().await;
 
     // The admin's navigation leads to the keys; the bootstrap key is listed by prefix.
@@ -524,14 +434,7 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
     assert_eq!(r.status(), 200);
     let r = s.v1(Method::GET, "/v1/keys", &key).send().await.unwrap();
     assert_eq!(r.status(), 403);
-    let keys: Value = s
-        .v1(Method::GET, "/v1/keys", BOOTSTRAP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let keys: Value = s.v1(Method::GET, "/v1/keys", BOOTSTRAP).value().await;
     let made = keys["keys"]
         .as_array()
         .unwrap()
@@ -591,19 +494,18 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
         .as_str()
         .unwrap()
         .to_string();
-    let r = c
-        .post(
+    let page = c
+        .answer(
             &format!("/console/keys/{boot}/revoke"),
             Some(&admin),
             &[("csrf", &token)],
+            409,
         )
         .await;
-    assert_eq!(r.status(), 409);
-    assert!(r
-        .text()
-        .await
-        .unwrap()
-        .contains("role=\"alert\">This is the tenant's last active administrator key"));
+    assert!(
+        page.contains("role=\"alert\">This is the tenant's last active administrator key"),
+        "{page}"
+    );
     let r = s
         .v1(Method::GET, "/v1/keys", BOOTSTRAP)
         .send()
@@ -615,12 +517,8 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
     let tenant: Value = s
         .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
         .json(&serde_json::json!({"name": "Iná firma"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .value()
+        .await;
     let other_id = tenant["admin_key"]["id"].as_str().unwrap();
     let other_key = tenant["admin_key"]["key"].as_str().unwrap();
     let r = c
@@ -642,7 +540,7 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
 
     // Only administrators see the keys.
     let (_, accountant) = c.join(&admin, "ucto@firma.sk", "accountant").await;
-    assert_eq!(c.get("/console/keys", &accountant).await.status(), 403);
+    assert_eq!(c.get_as("/console/keys", &accountant).await.status(), 403);
     let acc_token = csrf(&c.page("/console", &accountant).await);
     let r = c
         .post(
@@ -659,7 +557,7 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
 #[tokio::test]
 async fn every_administration_form_checks_its_token_and_origin() {
     let s = TestServer::start().await;
-    let c = Console::new(&s);
+    let c = Console::english(&s);
     let admin = c.first_admin().await;
     let (jana, _) = c.join(&admin, "jana@firma.sk", "accountant").await;
     let token = csrf(&c.page("/console", &admin).await);

@@ -7,8 +7,7 @@ mod support;
 
 use invex_server::config::{Mode, SmtpConfig, SmtpSecurity};
 use invex_tests::smtp::{decode_words, Behaviour, SmtpServer};
-use reqwest::redirect::Policy;
-use reqwest::{Client, Response};
+use support::console::{csrf, session_cookie, Console};
 use support::TestServer;
 
 const FROM: &str = "invex <noreply@firma.sk>";
@@ -32,52 +31,7 @@ fn credentials(user: &str, password: &str) -> Option<(String, String)> {
     Some((user.to_string(), password.to_string()))
 }
 
-/// The console as a browser uses it: no redirects followed, cookies carried by hand,
-/// forms sent from the console's own origin.
-struct Console<'a> {
-    s: &'a TestServer,
-    client: Client,
-}
-
 impl<'a> Console<'a> {
-    fn new(s: &'a TestServer) -> Console<'a> {
-        Console {
-            s,
-            client: Client::builder().redirect(Policy::none()).build().unwrap(),
-        }
-    }
-
-    async fn get(&self, url: &str, cookie: Option<&str>) -> Response {
-        let url = if url.starts_with("http") {
-            url.to_string()
-        } else {
-            self.s.url(url)
-        };
-        let mut r = self.client.get(url);
-        if let Some(c) = cookie {
-            r = r.header("Cookie", format!("invex_session={c}"));
-        }
-        r.send().await.unwrap()
-    }
-
-    async fn post(&self, url: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> Response {
-        let url = if url.starts_with("http") {
-            url.to_string()
-        } else {
-            self.s.url(url)
-        };
-        let mut r = self
-            .client
-            .post(url)
-            .header("Origin", &self.s.base)
-            .header("Sec-Fetch-Site", "same-origin")
-            .form(form);
-        if let Some(c) = cookie {
-            r = r.header("Cookie", format!("invex_session={c}"));
-        }
-        r.send().await.unwrap()
-    }
-
     /// The first administrator sets a password through the first start's link; their
     /// session token.
     async fn first_admin(&self) -> String {
@@ -90,7 +44,7 @@ impl<'a> Console<'a> {
             )
             .await;
         assert_eq!(r.status(), 303);
-        session(&r)
+        session_cookie(&r)
     }
 
     /// Invite `email` as `role` from the people page in `lang`: the answer's status and page.
@@ -138,27 +92,6 @@ impl<'a> Console<'a> {
             .await;
         assert_eq!(r.status(), 303, "{email} signs in");
     }
-}
-
-fn session(r: &Response) -> String {
-    let cookie = r
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|c| c.starts_with("invex_session="))
-        .expect("session cookie");
-    cookie["invex_session=".len()..]
-        .split(';')
-        .next()
-        .unwrap()
-        .to_string()
-}
-
-fn csrf(html: &str) -> String {
-    let at = html.find("name=\"csrf\" value=\"").expect("a form");
-    let rest = &html[at + "name=\"csrf\" value=\"".len()..];
-    rest[..rest.find('"').unwrap()].to_string()
 }
 
 /// The first `http://…/console/links/…` in `text`.

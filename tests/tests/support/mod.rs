@@ -1,6 +1,8 @@
 //! Start the real server on a random port and talk HTTP to it.
 #![allow(dead_code)]
 
+pub mod console;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 

@@ -228,12 +228,7 @@ async fn person(
         Err(r) => return r,
     };
     let path = format!("/console/people/{id}");
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     match state.accounts.person_of(&signed.1, &id).await {
         Ok(p) => person_page(&screen, &p, StatusCode::OK, None),
         Err(e) => not_found_or_error(&screen, &e),
@@ -439,12 +434,7 @@ async fn keys(
         Ok(a) => a,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console/keys",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console/keys", &signed);
     keys_page(&screen, query.before.as_deref(), StatusCode::OK, None, None).await
 }
 
@@ -573,12 +563,7 @@ async fn create_key(
         Ok(a) => a,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console/keys",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console/keys", &signed);
     if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
         return refused;
     }
@@ -637,12 +622,7 @@ async fn revoke_key(
         Ok(a) => a,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console/keys",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console/keys", &signed);
     if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
         return refused;
     }

@@ -11,6 +11,7 @@ use maud::html;
 use serde::Deserialize;
 
 use super::i18n::Lang;
+use super::page;
 use super::{signed_in_as, PageQuery, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::sending::states::{Status, ALL};
@@ -178,23 +179,12 @@ pub async fn list(
     Query(q): Query<ListQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let speech = Speech::of(
-        &PageQuery {
-            lang: q.lang.clone(),
-            ..PageQuery::default()
-        },
-        &headers,
-    );
+    let speech = Speech::with_lang(q.lang.as_deref(), &headers);
     let (signed, speech) = match signed_in_as(&state, &headers, speech, PATH, allow::READ).await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let (v, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     // An unknown status filters nothing rather than failing the page.
     let status = given(&q.status).filter(|s| Status::parse(s).is_some());
@@ -245,30 +235,21 @@ pub async fn list(
             input id="document_id" name="document_id" type="search" value=(document_id.unwrap_or(""));
             button type="submit" { (v.filter) }
         }
-        @if rows.is_empty() {
-            p role="status" { (v.empty) }
-        } @else {
-            table {
-                thead { tr {
-                    th scope="col" { (v.document) }
-                    th scope="col" { (v.buyer) }
-                    th scope="col" { (v.issued) }
-                    th scope="col" { (v.status) }
-                    th scope="col" { (v.sent) }
-                } }
-                tbody {
-                    @for r in &rows {
-                        tr {
-                            td { a href={ (PATH) "/" (r.id) } { (r.document_id.as_deref().unwrap_or(&r.id)) } }
-                            td { (r.buyer_endpoint.as_deref().unwrap_or("-")) }
-                            td { (r.issue_date.as_deref().unwrap_or("-")) }
-                            td { (v.status(&r.status)) }
-                            td { (r.created_at) }
-                        }
+        (page::listing(
+            v.empty,
+            &[v.document, v.buyer, v.issued, v.status, v.sent],
+            (!rows.is_empty()).then(|| html! {
+                @for r in &rows {
+                    tr {
+                        td { a href={ (PATH) "/" (r.id) } { (r.document_id.as_deref().unwrap_or(&r.id)) } }
+                        td { (r.buyer_endpoint.as_deref().unwrap_or("-")) }
+                        td { (r.issue_date.as_deref().unwrap_or("-")) }
+                        td { (v.status(&r.status)) }
+                        td { (r.created_at) }
                     }
                 }
-            }
-        }
+            }),
+        ))
         @if let Some(next) = next {
             p { a href={ (PATH) "?" (next) } rel="next" { (v.next_page) } }
         }
@@ -289,12 +270,7 @@ pub async fn show(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let (v, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let tl = match timeline::of(&state.store, &signed.1.tenant_id, &id).await {
         Ok(Some(tl)) => tl,
@@ -416,12 +392,7 @@ pub async fn file(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let (v, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let failed = |e: &dyn std::fmt::Display| {
         tracing::error!(error = %e, "invoice file not built");

@@ -111,10 +111,14 @@ struct Speech {
 
 impl Speech {
     fn of(query: &PageQuery, headers: &HeaderMap) -> Speech {
-        let chosen = query.lang.as_deref().and_then(Lang::parse);
+        Speech::with_lang(query.lang.as_deref(), headers)
+    }
+
+    /// From a page's `?lang=` (remembered when given), else the cookie or the browser.
+    fn with_lang(lang: Option<&str>, headers: &HeaderMap) -> Speech {
         Speech {
-            lang: Lang::choose(query.lang.as_deref(), headers),
-            chosen: chosen.is_some(),
+            lang: Lang::choose(lang, headers),
+            chosen: lang.and_then(Lang::parse).is_some(),
         }
     }
 }
@@ -141,7 +145,22 @@ struct Screen<'a> {
     session: Option<&'a (SessionRecord, PersonRecord)>,
 }
 
-impl Screen<'_> {
+impl<'a> Screen<'a> {
+    /// The frame of a page for a signed-in person.
+    fn signed(
+        state: &'a AppState,
+        speech: Speech,
+        path: &'a str,
+        signed: &'a (SessionRecord, PersonRecord),
+    ) -> Screen<'a> {
+        Screen {
+            state,
+            speech,
+            path,
+            session: Some(signed),
+        }
+    }
+
     fn render(&self, status: StatusCode, title: &str, content: Markup) -> Response {
         let frame = Frame {
             lang: self.speech.lang,
@@ -239,12 +258,7 @@ async fn home(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console", &signed);
     let t = screen.speech.lang.t();
     let content = page::home(t, &signed.1, &signed.0.csrf, None);
     screen.render(StatusCode::OK, t.home_title, content)
@@ -369,12 +383,7 @@ async fn signing_out(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console", &signed);
     if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
         return refused;
     }

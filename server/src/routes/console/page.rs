@@ -228,3 +228,17 @@ pub fn people(
         }
     }
 }
+
+/// A list: a table under `headers` with `rows`, or the sentence for an empty one (as a
+/// status, so that it is announced).
+pub fn listing(empty: &str, headers: &[&str], rows: Option<Markup>) -> Markup {
+    html! {
+        @match rows {
+            None => p role="status" { (empty) },
+            Some(rows) => table {
+                thead { tr { @for h in headers { th scope="col" { (h) } } } }
+                tbody { (rows) }
+            },
+        }
+    }
+}

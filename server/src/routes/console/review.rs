@@ -14,6 +14,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::i18n::Lang;
+use super::page;
 use super::{refused_form, see_other, signed_in_as, PageQuery, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::convert::gate::describe;
@@ -236,23 +237,12 @@ pub async fn queue(
     Query(q): Query<QueueQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let speech = Speech::of(
-        &PageQuery {
-            lang: q.lang.clone(),
-            ..PageQuery::default()
-        },
-        &headers,
-    );
+    let speech = Speech::with_lang(q.lang.as_deref(), &headers);
     let (signed, speech) = match signed_in_as(&state, &headers, speech, PATH, allow::READ).await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let (r, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let rows = match state
         .store
@@ -282,31 +272,22 @@ pub async fn queue(
         .collect();
     let threshold = f64::from(state.config.convert.confidence_threshold);
     let content = html! {
-        @if views.is_empty() {
-            p role="status" { (r.empty) }
-        } @else {
-            table {
-                thead { tr {
-                    th scope="col" { (r.file) }
-                    th scope="col" { (r.document) }
-                    th scope="col" { (r.confidence) }
-                    th scope="col" { (r.reasons) }
-                    th scope="col" { (r.created) }
-                } }
-                tbody {
-                    @for v in &views {
-                        @let (word, class) = r.level(v.confidence, threshold);
-                        tr {
-                            td { a href={ (PATH) "/" (v.id) } { (v.file_name.as_deref().unwrap_or(&v.id)) } }
-                            td { (v.document_id.as_deref().unwrap_or("-")) }
-                            td { span class={ "confidence " (class) } { (percent(v.confidence)) " " (word) } }
-                            td { (v.reasons.len()) }
-                            td { (v.created_at) }
-                        }
+        (page::listing(
+            r.empty,
+            &[r.file, r.document, r.confidence, r.reasons, r.created],
+            (!views.is_empty()).then(|| html! {
+                @for v in &views {
+                    @let (word, class) = r.level(v.confidence, threshold);
+                    tr {
+                        td { a href={ (PATH) "/" (v.id) } { (v.file_name.as_deref().unwrap_or(&v.id)) } }
+                        td { (v.document_id.as_deref().unwrap_or("-")) }
+                        td { span class={ "confidence " (class) } { (percent(v.confidence)) " " (word) } }
+                        td { (v.reasons.len()) }
+                        td { (v.created_at) }
                     }
                 }
-            }
-        }
+            }),
+        ))
         @if let Some(next) = next {
             p { a href={ (PATH) "?before=" (next) } rel="next" { (r.next_page) } }
         }
@@ -331,24 +312,13 @@ pub async fn show(
     Query(q): Query<ShowQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let speech = Speech::of(
-        &PageQuery {
-            lang: q.lang.clone(),
-            ..PageQuery::default()
-        },
-        &headers,
-    );
+    let speech = Speech::with_lang(q.lang.as_deref(), &headers);
     let path = format!("{PATH}/{id}");
     let (signed, speech) = match signed_in_as(&state, &headers, speech, &path, allow::READ).await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let r = texts(screen.speech.lang);
     let record = match load(&screen, &signed.1.tenant_id, &id).await {
         Ok(c) => c,
@@ -691,12 +661,7 @@ pub async fn act(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let r = texts(screen.speech.lang);
     let field = |name: &str| {
         form.iter()
@@ -889,12 +854,7 @@ pub async fn input(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let (r, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let record = match load(&screen, &signed.1.tenant_id, &id).await {
         Ok(c) => c,

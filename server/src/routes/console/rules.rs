@@ -50,23 +50,12 @@ pub async fn list(
     Query(query): Query<RulesQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let speech = Speech::of(
-        &PageQuery {
-            lang: query.lang.clone(),
-            ..PageQuery::default()
-        },
-        &headers,
-    );
+    let speech = Speech::with_lang(query.lang.as_deref(), &headers);
     let (signed, speech) = match signed_in(&state, &headers, speech, "/console/rules").await {
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: "/console/rules",
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, "/console/rules", &signed);
     let t = screen.speech.lang.t();
     let filter = Filter {
         text: given(&query.q),
@@ -189,12 +178,7 @@ pub async fn show(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let t = screen.speech.lang.t();
     let catalogue = state.rule_catalogue.get(&state.registry.current());
     match catalogue.get(&id) {

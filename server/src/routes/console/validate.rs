@@ -140,12 +140,7 @@ pub async fn form(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let v = texts(screen.speech.lang);
     let content = upload_form(&state, v, &signed.0.csrf, None, "");
     screen.render(StatusCode::OK, v.title, content)
@@ -254,12 +249,7 @@ pub async fn submit(
             Ok(s) => s,
             Err(r) => return r,
         };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let v = texts(screen.speech.lang);
     let t = screen.speech.lang.t();
     // The request's share of the server's in-flight budget, as for the API's uploads.
@@ -535,12 +525,7 @@ pub async fn download(
         Ok(s) => s,
         Err(r) => return r,
     };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let v = texts(screen.speech.lang);
     let t = screen.speech.lang.t();
     let record = match state.store.validation(&signed.1.tenant_id, &id).await {

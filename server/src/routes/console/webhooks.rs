@@ -12,6 +12,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::i18n::Lang;
+use super::page;
 use super::{refused_form, see_other, signed_in_as, PageQuery, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::state::AppState;
@@ -136,12 +137,7 @@ pub async fn list(
             Ok(s) => s,
             Err(r) => return r,
         };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: PATH,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, PATH, &signed);
     let (w, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let endpoints = match state
         .store
@@ -159,28 +155,20 @@ pub async fn list(
         }
     };
     let content = html! {
-        @if endpoints.is_empty() {
-            p role="status" { (w.empty) }
-        } @else {
-            table {
-                thead { tr {
-                    th scope="col" { (w.url) }
-                    th scope="col" { (w.events) }
-                    th scope="col" { (w.state) }
-                    th scope="col" { (w.created) }
-                } }
-                tbody {
-                    @for e in &endpoints {
-                        tr {
-                            td { a href={ (PATH) "/" (e.id) } { (e.url) } }
-                            td { (e.event_types.join(", ")) }
-                            td { (state_of(w, e)) }
-                            td { (e.created_at) }
-                        }
+        (page::listing(
+            w.empty,
+            &[w.url, w.events, w.state, w.created],
+            (!endpoints.is_empty()).then(|| html! {
+                @for e in &endpoints {
+                    tr {
+                        td { a href={ (PATH) "/" (e.id) } { (e.url) } }
+                        td { (e.event_types.join(", ")) }
+                        td { (state_of(w, e)) }
+                        td { (e.created_at) }
                     }
                 }
-            }
-        }
+            }),
+        ))
         p.hint { (w.api_hint) }
     };
     screen.render(StatusCode::OK, w.title, content)
@@ -208,25 +196,14 @@ pub async fn show(
     Query(q): Query<ShowQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let speech = Speech::of(
-        &PageQuery {
-            lang: q.lang.clone(),
-            ..PageQuery::default()
-        },
-        &headers,
-    );
+    let speech = Speech::with_lang(q.lang.as_deref(), &headers);
     let path = format!("{PATH}/{id}");
     let (signed, speech) =
         match signed_in_as(&state, &headers, speech, &path, allow::INTEGRATION).await {
             Ok(s) => s,
             Err(r) => return r,
         };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     let w = texts(screen.speech.lang);
     let done = match q.done.as_deref() {
         Some("tested") => Some(w.tested),
@@ -385,12 +362,7 @@ pub async fn act(
             Ok(s) => s,
             Err(r) => return r,
         };
-    let screen = Screen {
-        state: &state,
-        speech,
-        path: &path,
-        session: Some(&signed),
-    };
+    let screen = Screen::signed(&state, speech, &path, &signed);
     if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
         return refused;
     }
