@@ -69,6 +69,14 @@ const T = {
     refusedCrossSite: 'The request did not come from this site.',
     skip: 'Skip to content',
     validate: 'Validate',
+    connections: 'Connections',
+    connectionName: 'Name',
+    partner: 'Partner',
+    baseUrl: "The partner's API root (https)",
+    apiKey: "The partner's API key",
+    createConnection: 'Create the connection',
+    activate: 'Activate',
+    activated: 'The connection is active: invoices are sent through it.',
     webhooks: 'Webhooks',
     sendTest: 'Send a test event',
     tested: 'The test event waits for delivery.',
@@ -633,16 +641,24 @@ describe('the console in Chromium', () => {
 
     // Sent from the console through the tenant's (sandbox) delivery connection: the page of
     // the new invoice follows, and the conversion links to it.
-    const created = await fetch(`${server.base}/v1/connections`, {
-      method: 'POST',
-      headers: { 'X-API-Key': BOOTSTRAP_KEY, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ partner: 'sandbox', name: 'browser partner' }),
-    });
-    assert.equal(created.status, 201);
-    const connection = (await created.json()).id;
-    const activated = await fetch(`${server.base}/v1/connections/${connection}/activate`, {
-      method: 'POST', headers: { 'X-API-Key': BOOTSTRAP_KEY } });
-    assert.equal(activated.status, 200);
+    // The connection is made on the Connections screen: an insecure partner API is refused
+    // with the reason, the sandbox partner created and activated.
+    await page.getByRole('navigation').getByRole('link', { name: T.en.connections }).click();
+    await page.waitForURL('**/console/connections');
+    await check(page, 'connections', 'en');
+    await page.getByLabel(T.en.connectionName, { exact: true }).fill('partner over http');
+    await page.getByLabel(T.en.partner, { exact: true }).selectOption('http');
+    await page.getByLabel(T.en.baseUrl).fill('http://partner.example/api');
+    await page.getByLabel(T.en.apiKey).fill('partner-key');
+    await submit(page, page.getByRole('button', { name: T.en.createConnection }), 422);
+    assert.match(await page.getByRole('alert').textContent(), /must be https/);
+    await page.getByLabel(T.en.connectionName, { exact: true }).fill('browser partner');
+    await page.getByLabel(T.en.partner, { exact: true }).selectOption('sandbox');
+    await submit(page, page.getByRole('button', { name: T.en.createConnection }), 201);
+    await submit(page, page.getByRole('button', { name: `${T.en.activate} browser partner` }), 200);
+    assert.equal((await page.getByRole('status').textContent()).trim(), T.en.activated);
+    const listed = await (await fetch(`${server.base}/v1/connections`, { headers: { 'X-API-Key': BOOTSTRAP_KEY } })).json();
+    assert.deepEqual(listed.connections.map((c) => [c.name, c.status]), [['browser partner', 'active']]);
     await open(page, `/console/review/${first}`);
     await submit(page, page.getByRole('button', { name: T.en.sendButton }), 200);
     assert.match(new URL(page.url()).pathname, /^\/console\/invoices\/inv_/);
@@ -672,6 +688,8 @@ describe('the console in Chromium', () => {
     await open(page, '/console/review');
     assert.equal(await page.getByRole('link', { name: 'held.csv' }).count(), 0);
     const sk = adminSk.page;
+    await open(sk, '/console/connections');
+    await check(sk, 'connections', 'sk');
     await open(sk, '/console/review');
     assert.equal(await heading(sk), T.sk.reviewTitle);
     await check(sk, 'review', 'sk');
@@ -967,7 +985,7 @@ describe('the console in Chromium', () => {
   });
 
   it('accessibility: axe-core checked every main page in both languages', () => {
-    const pages = ['sign-in', 'set-password', 'home', 'people', 'rules', 'rule', 'validate', 'review', 'review-detail', 'invoices', 'invoice', 'webhooks', 'webhook'];
+    const pages = ['sign-in', 'set-password', 'home', 'people', 'rules', 'rule', 'validate', 'review', 'review-detail', 'invoices', 'invoice', 'webhooks', 'webhook', 'connections'];
     const missing = pages.flatMap((p) => ['sk', 'en'].map((l) => `${p}.${l}`)).filter((k) => !checked.has(k));
     assert.deepEqual(missing, []);
   });

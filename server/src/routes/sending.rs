@@ -17,6 +17,7 @@ use crate::routes::created::Created;
 use crate::routes::form::Form;
 use crate::routes::page::{self, PageQuery};
 use crate::routes::validate::read_raw;
+use crate::sending::connections::{self, Activation, ConnectionError, NewConnection};
 use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, partner, SendRequest};
 use crate::state::AppState;
@@ -80,13 +81,6 @@ pub struct ConnectionList {
 }
 
 /// Partners available in each mode.
-fn partners(mode: Mode) -> &'static [&'static str] {
-    match mode {
-        Mode::Sandbox => &["sandbox", "http"],
-        Mode::Production => &["http"],
-    }
-}
-
 #[utoipa::path(post, path = "/v1/connections", tag = "sending", operation_id = "create_connection",
     request_body = CreateConnection,
     responses(
@@ -97,41 +91,21 @@ pub async fn create_connection(
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateConnection>,
 ) -> Result<Created<Connection>, Problem> {
-    let available = partners(state.config.mode);
-    if !available.contains(&body.partner.as_str()) {
-        return Err(Problem::invalid_field(
-            "partner",
-            format!(
-                "partner `{}` is not available in {} mode; available: [{}]",
-                body.partner,
-                state.environment(),
-                available.join(", ")
-            ),
-        ));
-    }
-    let (settings, callback_secret) = if body.partner == "http" {
-        let settings = http_settings(&state, body.base_url, body.api_key)?;
-        (
-            Some(serde_json::to_string(&settings).unwrap_or_default()),
-            Some(crate::webhooks::signing::generate_secret()),
-        )
-    } else {
-        (None, None)
-    };
-    let record = ConnectionRecord {
-        id: crate::ids::new_id("con"),
-        tenant_id: principal.tenant_id.clone(),
-        partner: body.partner.clone(),
-        name: body
-            .name
-            .unwrap_or_else(|| format!("{} connection", body.partner)),
-        status: "pending".into(),
-        created_at: crate::clock::now(),
-        activated_at: None,
-        settings,
-        callback_secret: callback_secret.clone(),
-    };
-    state.store.insert_connection(&record).await?;
+    let record = connections::create(
+        &state.store,
+        state.config.mode,
+        state.environment(),
+        &principal.tenant_id,
+        NewConnection {
+            partner: body.partner,
+            name: body.name,
+            base_url: body.base_url,
+            api_key: body.api_key,
+        },
+    )
+    .await
+    .map_err(connection_problem)?;
+    let callback_secret = record.callback_secret.clone();
     let mut answer = Connection::of(record, state.environment());
     answer.callback_secret = callback_secret;
     Ok(Created::at(
@@ -140,29 +114,13 @@ pub async fn create_connection(
     ))
 }
 
-fn http_settings(
-    state: &AppState,
-    base_url: Option<String>,
-    api_key: Option<String>,
-) -> Result<partner::HttpSettings, Problem> {
-    let base_url = base_url
-        .filter(|u| !u.trim().is_empty())
-        .ok_or_else(|| Problem::invalid_field("base_url", "an http partner needs its API root"))?;
-    let api_key = api_key
-        .filter(|k| !k.trim().is_empty())
-        .ok_or_else(|| Problem::invalid_field("api_key", "an http partner needs an API key"))?;
-    let url = reqwest::Url::parse(&base_url)
-        .map_err(|e| Problem::invalid_field("base_url", format!("not a URL: {e}")))?;
-    let loopback = matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"));
-    let allowed = url.scheme() == "https"
-        || (url.scheme() == "http" && loopback && state.config.mode == Mode::Sandbox);
-    if !allowed {
-        return Err(Problem::invalid_field(
-            "base_url",
-            "the partner's API must be https (http only to loopback in the sandbox)",
-        ));
+/// The problem for a connection that cannot be made, naming the field at fault.
+fn connection_problem(e: ConnectionError) -> Problem {
+    match (e.field(), e) {
+        (Some(field), e) => Problem::invalid_field(field, e.to_string()),
+        (None, ConnectionError::Store(s)) => s.into(),
+        (None, other) => Problem::internal(other.to_string()),
     }
-    Ok(partner::HttpSettings { base_url, api_key })
 }
 
 #[utoipa::path(get, path = "/v1/connections", tag = "sending", operation_id = "list_connections",
@@ -217,22 +175,16 @@ pub async fn activate_connection(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<Connection>, Problem> {
-    let activated = state
-        .store
-        .activate_connection(&principal.tenant_id, &id, &crate::clock::now())
-        .await?;
-    let current = state
-        .store
-        .connection(&principal.tenant_id, &id)
-        .await?
-        .ok_or_else(|| Problem::not_found(format!("no connection `{id}` in this tenant")))?;
-    if !activated {
-        return Err(Problem::conflict(
+    match connections::activate(&state.store, &principal.tenant_id, &id).await? {
+        Activation::Activated(c) => Ok(Json(Connection::of(c, state.environment()))),
+        Activation::AlreadyActive(_) => Err(Problem::conflict(
             "connection-already-active",
             format!("connection `{id}` is already active"),
-        ));
+        )),
+        Activation::NotFound => Err(Problem::not_found(format!(
+            "no connection `{id}` in this tenant"
+        ))),
     }
-    Ok(Json(Connection::of(current, state.environment())))
 }
 
 // ---- send ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 pub mod artifacts;
 pub mod config;
+pub mod connections;
 pub mod document;
 pub mod evidence;
 pub mod identifiers;

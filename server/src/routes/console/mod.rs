@@ -6,6 +6,7 @@
 //! the API routes never take the session cookie.
 
 mod admin;
+mod connections;
 mod guard;
 mod i18n;
 mod invoices;
@@ -50,6 +51,14 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route(
             "/console/validate",
             get(validate::form).post(validate::submit),
+        )
+        .route(
+            "/console/connections",
+            get(connections::list).post(connections::create),
+        )
+        .route(
+            "/console/connections/{id}/activate",
+            axum::routing::post(connections::activate),
         )
         .route("/console/invoices", get(invoices::list))
         .route("/console/invoices/{id}", get(invoices::show))

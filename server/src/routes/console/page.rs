@@ -55,6 +55,7 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
                                     @if person.role == "admin" {
                                         li { a href="/console/people" { (t.people) } }
                                         li { a href="/console/keys" { (super::admin::texts(f.lang).keys) } }
+                                        li { a href="/console/connections" { (super::connections::texts(f.lang).nav) } }
                                     }
                                 }
                                 li {
