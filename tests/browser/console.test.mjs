@@ -520,6 +520,12 @@ describe('the console in Chromium', () => {
     assert.equal(target, `doc-1-L${lineNo}`);
     assert.ok(col >= 1);
     assert.equal((await line.locator('.no').textContent()).trim(), String(lineNo));
+    // The node itself is marked: the start tag the finding's column points at.
+    const node = line.locator('mark.node.fatal');
+    assert.equal(await node.count(), 1);
+    const lineText = (await line.textContent()).slice(String(lineNo).length);
+    assert.equal(lineText.indexOf(await node.textContent()), col - 1, 'the mark starts at the column');
+    assert.match(await node.textContent(), /^<[A-Za-z:]+[\s\S]*>$|^<[A-Za-z:]+[^>]*$/);
     // Lines without findings are not marked.
     assert.equal(await page.locator('#doc-0 .line.hit').count(), 0);
     await check(page, 'validate-results', 'en');

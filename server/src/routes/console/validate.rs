@@ -488,7 +488,11 @@ fn shown_source(bytes: &[u8]) -> Option<String> {
 /// The source with a numbered, addressable line each; lines with findings are marked with
 /// the most severe of them.
 fn numbered(doc: &str, text: &str, report: &Report) -> Markup {
-    let mut worst: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    use std::collections::{BTreeMap, HashMap};
+    // Per line: the most severe finding (the line's mark), and each finding's column with
+    // the most severe finding there (the node's mark).
+    let mut worst: HashMap<u32, usize> = HashMap::new();
+    let mut nodes: HashMap<u32, BTreeMap<usize, usize>> = HashMap::new();
     for f in &report.findings {
         let rank = SEVERITIES
             .iter()
@@ -496,6 +500,15 @@ fn numbered(doc: &str, text: &str, report: &Report) -> Markup {
             .unwrap_or(2);
         let e = worst.entry(f.location.line).or_insert(rank);
         *e = (*e).min(rank);
+        if f.location.column > 0 {
+            let column = f.location.column as usize;
+            let e = nodes
+                .entry(f.location.line)
+                .or_default()
+                .entry(column)
+                .or_insert(rank);
+            *e = (*e).min(rank);
+        }
     }
     html! {
         pre.xml tabindex="0" {
@@ -505,9 +518,46 @@ fn numbered(doc: &str, text: &str, report: &Report) -> Markup {
                     @let mark = worst.get(&n).map(|r| SEVERITIES[*r]);
                     span id={ (doc) "-L" (n) } class={ "line" @if let Some(m) = mark { " hit " (m) } } {
                         span.no aria-hidden="true" { (n) }
-                        (line) "\n"
+                        @match nodes.get(&n) {
+                            Some(columns) => (marked(line, columns)),
+                            None => (line),
+                        }
+                        "\n"
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A line with the node each finding points at marked: from the finding's column (1-based,
+/// in characters) to the end of that start tag (or of the line), each mark once; a column
+/// inside an earlier mark adds none.
+fn marked(line: &str, columns: &std::collections::BTreeMap<usize, usize>) -> Markup {
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    let byte_at = |column: usize| chars.get(column - 1).map(|(b, _)| *b);
+    let mut pieces: Vec<(&str, Option<&str>)> = Vec::new();
+    let mut done = 0usize;
+    for (&column, &rank) in columns {
+        let Some(start) = byte_at(column) else {
+            continue;
+        };
+        if start < done {
+            continue;
+        }
+        let end = line[start..]
+            .find('>')
+            .map_or(line.len(), |i| start + i + 1);
+        pieces.push((&line[done..start], None));
+        pieces.push((&line[start..end], Some(SEVERITIES[rank])));
+        done = end;
+    }
+    pieces.push((&line[done..], None));
+    html! {
+        @for (text, severity) in pieces {
+            @match severity {
+                Some(s) => mark class={ "node " (s) } { (text) },
+                None => (text),
             }
         }
     }
