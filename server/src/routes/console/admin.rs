@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use super::i18n::{Lang, Texts};
 use super::{refused_form, CsrfForm, PageQuery, Screen, Speech};
+use crate::auth::roles::allow;
 use crate::auth::Role;
 use crate::people::AccountsError;
 use crate::routes::keys::{issue_key, validate_name, CreatedKey};
@@ -558,39 +559,27 @@ async fn create_key(
     headers: HeaderMap,
     Form(form): Form<KeyForm>,
 ) -> Response {
-    let speech = Speech::of(&PageQuery::default(), &headers);
-    let (signed, speech) = match super::admin(&state, &headers, speech).await {
-        Ok(a) => a,
-        Err(r) => return r,
-    };
+    let (signed, speech) =
+        match super::signed_form(&state, &headers, "/console/keys", allow::ADMIN, &form.csrf).await
+        {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
     let screen = Screen::signed(&state, speech, "/console/keys", &signed);
-    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
-        return refused;
-    }
     let t = screen.speech.lang.t();
     let at = texts(screen.speech.lang);
-    let refuse = |text: &str| Outcome::Refused(text.to_string());
-    let Some(role) = Role::parse(&form.role) else {
-        let answer = refuse(t.not_a_role);
-        return keys_page(
-            &screen,
-            None,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some(&answer),
-            None,
-        )
-        .await;
+    let checked = match (Role::parse(&form.role), validate_name("name", &form.name)) {
+        (None, _) => Err(t.not_a_role),
+        (_, Err(_)) => Err(at.bad_label),
+        (Some(role), Ok(name)) => Ok((role, name)),
     };
-    let Ok(name) = validate_name("name", &form.name) else {
-        let answer = refuse(at.bad_label);
-        return keys_page(
-            &screen,
-            None,
-            StatusCode::UNPROCESSABLE_ENTITY,
-            Some(&answer),
-            None,
-        )
-        .await;
+    let (role, name) = match checked {
+        Ok(c) => c,
+        Err(text) => {
+            let answer = Outcome::Refused(text.to_string());
+            let status = StatusCode::UNPROCESSABLE_ENTITY;
+            return keys_page(&screen, None, status, Some(&answer), None).await;
+        }
     };
     match issue_key(&state, &signed.1.tenant_id, role, name).await {
         Ok(created) => {
@@ -617,15 +606,13 @@ async fn revoke_key(
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
-    let speech = Speech::of(&PageQuery::default(), &headers);
-    let (signed, speech) = match super::admin(&state, &headers, speech).await {
-        Ok(a) => a,
-        Err(r) => return r,
-    };
+    let (signed, speech) =
+        match super::signed_form(&state, &headers, "/console/keys", allow::ADMIN, &form.csrf).await
+        {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
     let screen = Screen::signed(&state, speech, "/console/keys", &signed);
-    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
-        return refused;
-    }
     let at = texts(screen.speech.lang);
     let tenant = &signed.1.tenant_id;
     let (status, answer) = match state.store.revoke_key(tenant, &id).await {

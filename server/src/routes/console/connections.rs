@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::page;
-use super::{refused_form, see_other, signed_in_as, PageQuery, Screen, Speech};
+use super::{see_other, signed_in_as, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::sending::connections::{self, Activation, NewConnection};
 use crate::state::AppState;
@@ -236,15 +236,12 @@ pub async fn create(
     headers: HeaderMap,
     Form(form): Form<ConnectionForm>,
 ) -> Response {
-    let speech = Speech::of(&PageQuery::default(), &headers);
-    let (signed, speech) = match signed_in_as(&state, &headers, speech, PATH, allow::ADMIN).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let (signed, speech) =
+        match super::signed_form(&state, &headers, PATH, allow::ADMIN, &form.csrf).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
     let screen = Screen::signed(&state, speech, PATH, &signed);
-    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
-        return refused;
-    }
     let new = NewConnection {
         partner: form.partner,
         name: form.name,
@@ -301,15 +298,12 @@ pub async fn activate(
     headers: HeaderMap,
     Form(form): Form<CsrfOnly>,
 ) -> Response {
-    let speech = Speech::of(&PageQuery::default(), &headers);
-    let (signed, speech) = match signed_in_as(&state, &headers, speech, PATH, allow::ADMIN).await {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
+    let (signed, speech) =
+        match super::signed_form(&state, &headers, PATH, allow::ADMIN, &form.csrf).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
     let screen = Screen::signed(&state, speech, PATH, &signed);
-    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
-        return refused;
-    }
     let c = texts(screen.speech.lang);
     match connections::activate(&state.store, &signed.1.tenant_id, &id).await {
         Ok(Activation::Activated(_)) => see_other(&format!("{PATH}?done=activated")),

@@ -113,6 +113,7 @@ struct PageQuery {
 }
 
 /// The language of this request, and whether the query chose it (then it is remembered).
+#[derive(Clone, Copy)]
 struct Speech {
     lang: Lang,
     chosen: bool,
@@ -532,6 +533,24 @@ async fn admin(
     Ok((signed, speech))
 }
 
+/// A state-changing form of a signed-in person whose role is among `allowed`: from this
+/// site, with the session's CSRF token; otherwise the answer that refuses it.
+async fn signed_form(
+    state: &AppState,
+    headers: &HeaderMap,
+    path: &str,
+    allowed: &[crate::auth::Role],
+    csrf: &str,
+) -> Result<((SessionRecord, PersonRecord), Speech), Response> {
+    let speech = Speech::of(&PageQuery::default(), headers);
+    let (signed, speech) = signed_in_as(state, headers, speech, path, allowed).await?;
+    let screen = Screen::signed(state, speech, path, &signed);
+    if let Some(refused) = refused_form(&screen, headers, &signed.0, csrf) {
+        return Err(refused);
+    }
+    Ok((signed, speech))
+}
+
 /// The signed-in person of a request whose role is among `allowed` (the same role sets as
 /// the API's routes), or the answer that refuses it.
 async fn signed_in_as(
@@ -670,38 +689,15 @@ async fn invite(
             )
             .await
         }
-        Err(AccountsError::Email(_)) => {
-            people_page(
-                &state,
-                &signed,
-                speech,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Some(t.not_an_email),
-                None,
-            )
-            .await
-        }
-        Err(AccountsError::Role(_)) => {
-            people_page(
-                &state,
-                &signed,
-                speech,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                Some(t.not_a_role),
-                None,
-            )
-            .await
-        }
-        Err(AccountsError::EmailTaken(_)) => {
-            people_page(
-                &state,
-                &signed,
-                speech,
-                StatusCode::CONFLICT,
-                Some(t.email_taken),
-                None,
-            )
-            .await
+        Err(
+            e @ (AccountsError::Email(_) | AccountsError::Role(_) | AccountsError::EmailTaken(_)),
+        ) => {
+            let (status, text) = match e {
+                AccountsError::EmailTaken(_) => (StatusCode::CONFLICT, t.email_taken),
+                AccountsError::Role(_) => (StatusCode::UNPROCESSABLE_ENTITY, t.not_a_role),
+                _ => (StatusCode::UNPROCESSABLE_ENTITY, t.not_an_email),
+            };
+            people_page(&state, &signed, speech, status, Some(text), None).await
         }
         Err(e) => Screen {
             state: &state,

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::i18n::Lang;
 use super::page;
-use super::{refused_form, see_other, signed_in_as, PageQuery, Screen, Speech};
+use super::{see_other, signed_in_as, PageQuery, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::state::AppState;
 use crate::store::webhooks::EndpointRecord;
@@ -356,16 +356,12 @@ pub async fn act(
     };
     let (id, action, delivery) = (param("id"), param("action"), param("delivery"));
     let path = format!("{PATH}/{id}");
-    let speech = Speech::of(&PageQuery::default(), &headers);
     let (signed, speech) =
-        match signed_in_as(&state, &headers, speech, &path, allow::INTEGRATION).await {
+        match super::signed_form(&state, &headers, &path, allow::INTEGRATION, &form.csrf).await {
             Ok(s) => s,
             Err(r) => return r,
         };
     let screen = Screen::signed(&state, speech, &path, &signed);
-    if let Some(refused) = refused_form(&screen, &headers, &signed.0, &form.csrf) {
-        return refused;
-    }
     let (w, t) = (texts(screen.speech.lang), screen.speech.lang.t());
     let tenant = signed.1.tenant_id.clone();
     let failed = |e: &dyn std::fmt::Display| {
