@@ -146,6 +146,14 @@ pub struct Config {
     /// the invitation link is only shown to the administrator.
     #[serde(default)]
     pub smtp: SmtpConfig,
+    /// Console single sign-on (`[sso]`): where providers may be, timeouts, caching.
+    #[serde(default)]
+    pub sso: crate::sso::SsoConfig,
+    /// The address people reach this server at (`https://invex.firma.sk`), for links in
+    /// mails and the single sign-on redirect URI. Unset: in the sandbox, the host the
+    /// request names; in production, mailed links are relative and single sign-on is off.
+    #[serde(default)]
+    pub public_url: Option<String>,
 }
 
 /// The embedded database used when nothing is configured.
@@ -175,6 +183,8 @@ impl Default for Config {
             connections: crate::listener::ConnectionConfig::default(),
             trusted_proxies: Vec::new(),
             smtp: SmtpConfig::default(),
+            sso: crate::sso::SsoConfig::default(),
+            public_url: None,
         }
     }
 }
@@ -458,7 +468,18 @@ impl Config {
 
     /// Settings that are each well-formed but wrong together, or unsafe in the mode.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.smtp.check(self.mode)
+        self.smtp.check(self.mode)?;
+        if let Some(url) = &self.public_url {
+            check_public_url(url, self.mode)?;
+        }
+        Ok(())
+    }
+
+    /// The public address without a trailing slash, when configured.
+    pub fn public_base(&self) -> Option<&str> {
+        self.public_url
+            .as_deref()
+            .map(|u| u.trim().trim_end_matches('/'))
     }
 
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
@@ -575,6 +596,8 @@ impl Config {
                     self.webhooks.apply_env(k, value).map_err(bad)?
                 }
                 k if k.starts_with("SMTP_") => self.smtp.apply_env(k, value).map_err(bad)?,
+                k if k.starts_with("SSO_") => self.sso.apply_env(k, value).map_err(bad)?,
+                "PUBLIC_URL" => self.public_url = Some(value).filter(|v| !v.trim().is_empty()),
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
             }
@@ -589,6 +612,33 @@ impl Config {
             Mode::Sandbox => LogFormat::Text,
         })
     }
+}
+
+/// `public_url`: an absolute http(s) URL with no query or fragment (a path prefix is kept, for
+/// a server behind a proxy under a path); https in production.
+fn check_public_url(url: &str, mode: Mode) -> Result<(), ConfigError> {
+    let setting = "public_url (INVEX_PUBLIC_URL)";
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| ConfigError::Invalid {
+        setting,
+        message: format!("`{url}`: {e}"),
+    })?;
+    let scheme_ok = match mode {
+        Mode::Production => parsed.scheme() == "https",
+        Mode::Sandbox => matches!(parsed.scheme(), "http" | "https"),
+    };
+    if !scheme_ok
+        || parsed.host_str().is_none()
+        || parsed.query().is_some()
+        || parsed.fragment().is_some()
+    {
+        return Err(ConfigError::Invalid {
+            setting,
+            message: format!(
+                "`{url}` must be an https URL (http in the sandbox) without query or fragment"
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn parse<T: FromStr>(value: &str) -> Result<T, String>
@@ -612,7 +662,7 @@ pub fn parse_networks(value: &str) -> Result<Vec<ipnet::IpNet>, String> {
         .collect()
 }
 
-fn parse_bool(value: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),

@@ -24,6 +24,7 @@ pub mod sandbox;
 pub mod sending;
 pub mod server;
 pub mod special_ip;
+pub mod sso;
 pub mod state;
 pub mod store;
 pub mod usage;

@@ -172,7 +172,12 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     } else {
         None
     };
+    let sso = Arc::new(
+        crate::sso::SingleSignOn::new(store.clone(), config.mode, &config.sso)
+            .map_err(|e| StartError::Task(e.to_string()))?,
+    );
     let state = AppState {
+        sso,
         config: Arc::new(config),
         store,
         registry,

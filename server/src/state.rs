@@ -19,6 +19,8 @@ pub struct AppState {
     pub auth: Arc<Authenticator>,
     /// Console accounts and sessions.
     pub accounts: Arc<crate::people::Accounts>,
+    /// Console single sign-on through tenants' OpenID providers.
+    pub sso: Arc<crate::sso::SingleSignOn>,
     /// The SMTP sender of console invitations, when `[smtp]` is configured.
     pub mailer: Option<Arc<crate::mail::Mailer>>,
     pub metrics: Arc<Metrics>,

@@ -10,7 +10,7 @@
 //   INVEX_BIN=target/debug/invex node --test tests/browser/   (tools/scripts/browser_e2e.sh)
 //
 // Sign-in attempts are throttled to 10 a minute per client address: the story signs in
-// through the form five times in all.
+// through the form six times in all, and twice through single sign-on.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 
 import { BOOTSTRAP_KEY, axe, launchBrowser, screenshot, startServer, waitFor, watch } from './support.mjs';
+import { startProvider } from './oidc.mjs';
 
 const ADMIN = { email: 'admin@example.sk', password: 'správne kone batéria zošívačka' };
 const ACCOUNTANT = { email: 'uctovnik@example.sk', password: 'účty-sú-v-poriadku-2026' };
@@ -994,5 +995,167 @@ describe('the console in Chromium', () => {
     const pages = ['sign-in', 'set-password', 'home', 'people', 'rules', 'rule', 'validate', 'review', 'review-detail', 'invoices', 'invoice', 'webhooks', 'webhook', 'connections'];
     const missing = pages.flatMap((p) => ['sk', 'en'].map((l) => `${p}.${l}`)).filter((k) => !checked.has(k));
     assert.deepEqual(missing, []);
+  });
+
+  it('sign-in through the organisation\'s OpenID provider maps its groups to roles', async () => {
+    // What the single sign-on screens say (server/src/routes/console/i18n.rs).
+    const S = {
+      en: { nav: 'Single sign-on', save: 'Save', workEmail: 'Work e-mail', start: 'Continue with single sign-on' },
+      sk: { nav: 'Jednotné prihlásenie', save: 'Uložiť', workEmail: 'Pracovný e-mail' },
+    };
+    // The organisation's provider (oidc-provider, in this process) at http://localhost:PORT,
+    // another site than invex at 127.0.0.1; invex is its one client. Anna's group maps to a
+    // role, Bob's to none.
+    const redirectUri = `${server.base}/console/sso/callback`;
+    const client = { clientId: 'invex-browser-e2e', clientSecret: 'browser-e2e-client-secret-0000000001' };
+    const provider = await startProvider({
+      redirectUri,
+      ...client,
+      accounts: {
+        'anna@sso.example': { email: 'anna@sso.example', email_verified: true, name: 'Anna Nováková', groups: ['invex-accountants'] },
+        'bob@sso.example': { email: 'bob@sso.example', email_verified: true, name: 'Bob Visitor', groups: ['visitors'] },
+      },
+    });
+    /**
+     * A browser for a person of the organisation. The provider's own pages ask for a web
+     * font; it is answered empty here, so that the test reaches nothing outside the machine.
+     */
+    const personContext = async () => {
+      const person = await context('en');
+      await person.ctx.route((url) => url.hostname === 'fonts.googleapis.com',
+        (route) => route.fulfill({ status: 200, contentType: 'text/css', body: '' }));
+      return person;
+    };
+    /**
+     * From invex's sign-in page through the provider (its development sign-in: the login
+     * name, any password; then consent) until the browser comes back to invex's callback,
+     * whose response is returned. Console errors of the provider's pages are not invex's.
+     */
+    const throughProvider = async (page, email) => {
+      await open(page, '/console/sign-in');
+      const sso = page.locator('form#sso');
+      assert.equal((await sso.getAttribute('method')).toLowerCase(), 'get');
+      assert.equal(await sso.getAttribute('action'), '/console/sso');
+      await sso.getByLabel(S.en.workEmail).fill(email);
+      await Promise.all([
+        page.waitForURL((u) => u.origin === provider.issuer && u.pathname.startsWith('/interaction/')),
+        sso.getByRole('button', { name: S.en.start }).click(),
+      ]);
+      await page.locator('input[name=login]').fill(email);
+      await page.locator('input[name=password]').fill('any password the provider accepts');
+      const login = page.url();
+      await Promise.all([
+        page.waitForURL((u) => u.origin === provider.issuer && u.pathname.startsWith('/interaction/') && u.href !== login),
+        page.getByRole('button', { name: 'Sign-in' }).click(),
+      ]);
+      const [callback] = await Promise.all([
+        page.waitForResponse((r) => r.url().startsWith(`${redirectUri}?`) && r.request().isNavigationRequest()),
+        page.getByRole('button', { name: 'Continue' }).click(),
+      ]);
+      const theirs = page.problems.take().filter((p) => !p.includes(provider.issuer));
+      assert.deepEqual(theirs, [], `console errors on the way through the provider`);
+      return callback;
+    };
+
+    try {
+      // The administrator (signed out everywhere by the story so far) signs in again.
+      const admin = await context('en');
+      const { page } = admin;
+      await open(page, '/console/sign-in');
+      const passwordForm = page.locator('main form').filter({ has: page.getByLabel(T.en.password) });
+      await passwordForm.getByLabel(T.en.email).fill(ADMIN.email);
+      await passwordForm.getByLabel(T.en.password).fill(ADMIN.password);
+      await submit(page, passwordForm.getByRole('button', { name: T.en.signIn, exact: true }), 200);
+      assert.equal(new URL(page.url()).pathname, '/console');
+
+      // The screen, from the administration's link.
+      await open(page, '/console/people');
+      await page.getByRole('link', { name: S.en.nav, exact: true }).first().click();
+      await page.waitForURL('**/console/settings/sso');
+      const form = page.locator('main form').filter({ has: page.locator('[name=issuer]') });
+      const field = (name) => form.locator(`[name="${name}"]`);
+      const fields = ['issuer', 'client_id', 'client_secret', 'domains', 'scopes', 'role_claim', 'role_map', 'default_role', 'required'];
+      for (const name of fields) {
+        assert.equal(await field(name).count(), 1, `the form has ${name}`);
+        assert.ok(await field(name).evaluate((e) => e.labels.length > 0), `${name} has a label`);
+      }
+      assert.equal(await field('csrf').count(), 1, 'the form carries its CSRF token');
+      assert.equal(await field('role_map').evaluate((e) => e.tagName.toLowerCase()), 'textarea');
+      await check(page, 'sso-settings', 'en');
+
+      // Refused without the page's token, like every form.
+      const forged = await page.request.post('/console/settings/sso', {
+        form: { issuer: provider.issuer, client_id: 'forged', client_secret: 'forged', domains: 'sso.example', role_claim: 'groups', role_map: 'invex-accountants=admin', default_role: 'admin' },
+        maxRedirects: 0,
+      });
+      assert.equal(forged.status(), 403);
+
+      await field('issuer').fill(provider.issuer);
+      await field('client_id').fill(client.clientId);
+      await field('client_secret').fill(client.clientSecret);
+      await field('domains').fill('sso.example');
+      await field('scopes').fill('email profile groups');
+      await field('role_claim').fill('groups');
+      await field('role_map').fill('invex-accountants=accountant\ninvex-admins=admin');
+      await field('default_role').selectOption('');
+      await field('required').setChecked(false);
+      await submit(page, form.getByRole('button', { name: S.en.save, exact: true }), 200);
+      assert.ok((await page.getByRole('status').textContent()).trim().length > 0, 'the saving is confirmed');
+      assert.equal((await page.locator('#sso-redirect-uri').textContent()).trim(), redirectUri);
+      assert.equal(await field('issuer').inputValue(), provider.issuer);
+      assert.equal(await field('domains').inputValue(), 'sso.example');
+      await check(page, 'sso-settings-saved', 'en');
+
+      // The same screen in Slovak.
+      await open(page, '/console/settings/sso?lang=sk');
+      assert.ok(await page.getByRole('link', { name: S.sk.nav, exact: true }).count() >= 1);
+      assert.equal(await page.getByRole('button', { name: S.sk.save, exact: true }).count(), 1);
+      assert.equal((await page.locator('#sso-redirect-uri').textContent()).trim(), redirectUri);
+      await check(page, 'sso-settings', 'sk');
+      await open(page, '/console/settings/sso?lang=en');
+
+      await submit(page, page.getByRole('navigation').getByRole('button', { name: T.en.signOut }), 200);
+      assert.equal(new URL(page.url()).pathname, '/console/sign-in');
+      // The sign-in page offers single sign-on, in both languages.
+      assert.equal(await page.locator('form#sso').getByLabel(S.en.workEmail).count(), 1);
+      await check(page, 'sign-in', 'en');
+      await open(page, '/console/sign-in?lang=sk');
+      assert.equal(await page.locator('form#sso').getByLabel(S.sk.workEmail).count(), 1);
+      await check(page, 'sign-in', 'sk');
+      await admin.ctx.close();
+
+      // Anna, of the accountants' group, comes back from the provider an accountant.
+      const anna = await personContext();
+      const back = await throughProvider(anna.page, 'anna@sso.example');
+      assert.equal(back.status(), 200, `the callback answered ${back.status()}`);
+      assertSecured(back);
+      await anna.page.waitForURL((u) => u.origin === server.base && u.pathname === '/console');
+      assert.equal(await heading(anna.page), T.en.homeTitle);
+      assert.equal((await described(anna.page, T.en.signedInAs).textContent()).trim(), 'anna@sso.example');
+      assert.equal((await described(anna.page, T.en.role).textContent()).trim(), T.en.accountant);
+      const cookie = await sessionCookie(anna.ctx);
+      assert.ok(cookie, 'the session cookie is set');
+      assert.equal(cookie.sameSite, 'Strict');
+      assert.equal(await anna.page.getByRole('navigation').getByRole('link', { name: T.en.people }).count(), 0);
+      await check(anna.page, 'home-sso', 'en');
+      await open(anna.page, '/console/people', 403);
+      assert.equal((await anna.page.getByRole('alert').textContent()).trim(), T.en.forbidden);
+      await anna.ctx.close();
+
+      // Bob's groups map to no role and there is no default one: refused, and not signed in.
+      const bob = await personContext();
+      const refused = await throughProvider(bob.page, 'bob@sso.example');
+      assert.equal(refused.status(), 403, `the callback answered ${refused.status()}`);
+      assertSecured(refused);
+      assert.equal(new URL(bob.page.url()).pathname, '/console/sso/callback');
+      assert.match(await bob.page.locator('main').textContent(), /role/i);
+      assert.equal(await sessionCookie(bob.ctx), undefined);
+      await check(bob.page, 'sso-refused', 'en');
+      await open(bob.page, '/console');
+      assert.equal(new URL(bob.page.url()).pathname, '/console/sign-in');
+      await bob.ctx.close();
+    } finally {
+      await provider.close();
+    }
   });
 });

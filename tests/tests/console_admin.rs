@@ -7,32 +7,10 @@ mod support;
 
 use reqwest::{Method, Response};
 use serde_json::Value;
-use support::console::{csrf, location, session_cookie, Console};
+use support::console::{csrf, invitation_link, location, session_cookie, Console};
 use support::{JsonBody, TestServer, BOOTSTRAP};
 
 impl<'a> Console<'a> {
-    /// Set a password on a one-time link; the new session's token.
-    async fn complete(&self, link: &str, email: Option<&str>, password: &str) -> String {
-        let mut form = vec![("password", password)];
-        if let Some(e) = email {
-            form.push(("email", e));
-        }
-        let r = self.post(link, None, &form).await;
-        assert_eq!(r.status(), 303, "{}", r.text().await.unwrap());
-        session_cookie(&r)
-    }
-
-    /// The first admin of the bootstrap tenant, signed in.
-    async fn first_admin(&self) -> String {
-        let link = self.s.running.as_ref().unwrap().first_admin_link.clone();
-        self.complete(
-            &link.expect("the first admin's link"),
-            Some("admin@firma.sk"),
-            ADMIN_PASSWORD,
-        )
-        .await
-    }
-
     /// `email` invited by `admin` with `role`, signed in through the invitation: the
     /// person's id and session.
     async fn join(&self, admin: &str, email: &str, role: &str) -> (String, String) {
@@ -46,17 +24,13 @@ impl<'a> Console<'a> {
             .await;
         assert_eq!(r.status(), 201);
         let page = r.text().await.unwrap();
-        let at = page.find("/console/links/").expect("the invitation link");
-        let link: String = page[at..]
-            .chars()
-            .take_while(|ch| ch.is_ascii_alphanumeric() || "/-_".contains(*ch))
-            .collect();
+        let link = invitation_link(&page);
         let session = self.complete(&link, None, PASSWORD).await;
         (person_id(&page, email), session)
     }
 }
 
-const ADMIN_PASSWORD: &str = "a long enough password";
+use support::console::ADMIN_PASSWORD;
 const PASSWORD: &str = "another long password";
 
 /// The id of the person the People list links with `email`.

@@ -7,12 +7,10 @@ mod support;
 
 use invex_server::config::{Mode, SmtpConfig, SmtpSecurity};
 use invex_tests::smtp::{decode_words, Behaviour, SmtpServer};
-use support::console::{csrf, session_cookie, Console};
+use support::console::{csrf, Console};
 use support::TestServer;
 
 const FROM: &str = "invex <noreply@firma.sk>";
-const ADMIN: &str = "admin@firma.sk";
-const ADMIN_PASSWORD: &str = "a long enough password";
 
 fn smtp_config(port: u16, credentials: Option<(&str, &str)>, timeout_ms: u64) -> SmtpConfig {
     SmtpConfig {
@@ -32,21 +30,6 @@ fn credentials(user: &str, password: &str) -> Option<(String, String)> {
 }
 
 impl<'a> Console<'a> {
-    /// The first administrator sets a password through the first start's link; their
-    /// session token.
-    async fn first_admin(&self) -> String {
-        let link = self.s.running.as_ref().unwrap().first_admin_link.clone();
-        let r = self
-            .post(
-                &link.expect("first admin link"),
-                None,
-                &[("email", ADMIN), ("password", ADMIN_PASSWORD)],
-            )
-            .await;
-        assert_eq!(r.status(), 303);
-        session_cookie(&r)
-    }
-
     /// Invite `email` as `role` from the people page in `lang`: the answer's status and page.
     async fn invite(&self, admin: &str, email: &str, role: &str, lang: &str) -> (u16, String) {
         let page = self

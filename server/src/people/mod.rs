@@ -10,6 +10,7 @@ pub mod mail;
 pub mod password;
 pub mod service;
 pub mod session;
+pub mod sso;
 pub mod token;
 
 pub use service::{Accounts, AccountsError, Invitation, SignIn, SignedIn};

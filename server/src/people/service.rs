@@ -16,6 +16,7 @@ use crate::clock;
 use crate::ids::new_id;
 use crate::store::{
     Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord, Store, StoreError,
+    SESSION_LINK, SESSION_PASSWORD,
 };
 
 /// How long an invitation link stays usable.
@@ -60,6 +61,12 @@ pub enum AccountsError {
     /// The change would leave the tenant without an administrator who can sign in.
     #[error("the tenant's last active administrator cannot be disabled or demoted")]
     LastAdmin,
+    /// The tenant requires sign-in through its OpenID provider.
+    #[error("this organisation signs in through its identity provider only")]
+    SsoRequired,
+    /// The provider vouched for the person, but they get no account here.
+    #[error("{0}")]
+    SsoRefused(super::sso::Refusal),
 }
 
 /// A person invited, with the link's token (shown to the admin once; only its hash is kept).
@@ -87,6 +94,9 @@ pub enum SignIn {
     /// Unknown address, wrong password, no password set, or a disabled account: one answer
     /// for all, so that the form does not tell which addresses have accounts.
     Refused,
+    /// The right password, but the person's tenant signs in through its OpenID provider
+    /// only (said only to someone who knows the password).
+    SsoRequired,
 }
 
 /// Accounts over the store, with the session policy and the sign-in throttle.
@@ -134,6 +144,10 @@ impl Accounts {
 
     pub fn policy(&self) -> SessionPolicy {
         self.policy
+    }
+
+    pub(super) fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Invite `email` into `tenant_id` with `role`: the person (without a password) and a
@@ -248,6 +262,10 @@ impl Accounts {
         let Some((link, person)) = self.open_link(link_token).await? else {
             return Err(AccountsError::LinkGone);
         };
+        // A password of a tenant that signs in through its provider would be a way around it.
+        if self.sso_required(&person.tenant_id).await? {
+            return Err(AccountsError::SsoRequired);
+        }
         let email = match (link.purpose.as_str(), new_email) {
             (FIRST_ADMIN, Some(e)) => Some(email::normalise(e)?),
             _ => None,
@@ -283,7 +301,7 @@ impl Accounts {
             .person(&person.id)
             .await?
             .ok_or(AccountsError::LinkGone)?;
-        self.open_session(person).await
+        self.open_session(person, SESSION_LINK).await
     }
 
     /// Sign in with address and password. Every attempt is counted per client address and
@@ -319,12 +337,32 @@ impl Accounts {
             })
             .await?;
         match person {
-            Some(p) if ok => Ok(SignIn::Ok(Box::new(self.open_session(p).await?))),
+            Some(p) if ok => {
+                if self.sso_required(&p.tenant_id).await? {
+                    return Ok(SignIn::SsoRequired);
+                }
+                Ok(SignIn::Ok(Box::new(
+                    self.open_session(p, SESSION_PASSWORD).await?,
+                )))
+            }
             _ => Ok(SignIn::Refused),
         }
     }
 
-    async fn open_session(&self, person: PersonRecord) -> Result<SignedIn, AccountsError> {
+    /// Whether the tenant signs in through its OpenID provider only.
+    pub(super) async fn sso_required(&self, tenant_id: &str) -> Result<bool, AccountsError> {
+        Ok(self
+            .store
+            .sso_settings(tenant_id)
+            .await?
+            .is_some_and(|s| s.required))
+    }
+
+    pub(super) async fn open_session(
+        &self,
+        person: PersonRecord,
+        method: &str,
+    ) -> Result<SignedIn, AccountsError> {
         let now = Utc::now();
         let token = token::new_token();
         let csrf = token::new_token();
@@ -339,6 +377,7 @@ impl Accounts {
                 last_seen_at: clock::format(now),
                 expires_at: expires_at.clone(),
                 revoked_at: None,
+                method: method.to_string(),
             })
             .await?;
         Ok(SignedIn {

@@ -84,6 +84,7 @@ mod tests {
             last_seen_at: t(seen),
             expires_at: crate::clock::format(policy.ends(at(start))),
             revoked_at: None,
+            method: crate::store::SESSION_PASSWORD.into(),
         }
     }
 

@@ -6,6 +6,7 @@ mod conversions;
 mod keys;
 mod people;
 mod sending;
+mod sso;
 mod tenants;
 mod usage;
 mod validations;
@@ -20,11 +21,15 @@ use tokio::sync::mpsc;
 pub use backlog::Backlog;
 pub use conversions::{ConversionRecord, InputRecord};
 pub use keys::{KeyRecord, RevokeOutcome};
-pub use people::{Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord};
+pub use people::{
+    Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord, SESSION_LINK, SESSION_PASSWORD,
+    SESSION_SSO,
+};
 pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
     KeyCompletion, NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
 };
+pub use sso::{SsoAttempt, SsoRecord, SsoSaved};
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;
 pub use validations::ValidationRecord;

@@ -41,15 +41,22 @@ pub struct SessionRecord {
     /// The absolute end.
     pub expires_at: String,
     pub revoked_at: Option<String>,
+    /// How it was opened: [`SESSION_PASSWORD`], [`SESSION_LINK`] or [`SESSION_SSO`].
+    pub method: String,
 }
 
-const PERSON: &str = "id, tenant_id, email, role, password_hash, created_at, disabled_at";
+pub const SESSION_PASSWORD: &str = "password";
+pub const SESSION_LINK: &str = "link";
+pub const SESSION_SSO: &str = "sso";
+
+pub(super) const PERSON: &str =
+    "id, tenant_id, email, role, password_hash, created_at, disabled_at";
 const LINK: &str = "hash, person_id, purpose, created_at, expires_at, used_at";
 const SESSION: &str =
-    "hash, person_id, tenant_id, csrf, created_at, last_seen_at, expires_at, revoked_at";
+    "hash, person_id, tenant_id, csrf, created_at, last_seen_at, expires_at, revoked_at, method";
 
 impl PersonRecord {
-    fn from_row(row: &sqlx::any::AnyRow) -> Result<PersonRecord, sqlx::Error> {
+    pub(super) fn from_row(row: &sqlx::any::AnyRow) -> Result<PersonRecord, sqlx::Error> {
         Ok(PersonRecord {
             id: text(row, "id")?,
             tenant_id: text(row, "tenant_id")?,
@@ -86,11 +93,12 @@ impl SessionRecord {
             last_seen_at: text(row, "last_seen_at")?,
             expires_at: text(row, "expires_at")?,
             revoked_at: opt_text(row, "revoked_at")?,
+            method: text(row, "method")?,
         })
     }
 }
 
-async fn insert_person<'c, E>(executor: E, p: &PersonRecord) -> Result<(), StoreError>
+pub(super) async fn insert_person<'c, E>(executor: E, p: &PersonRecord) -> Result<(), StoreError>
 where
     E: sqlx::Executor<'c, Database = Any>,
 {
@@ -259,7 +267,7 @@ impl Store {
 
     pub async fn insert_session(&self, s: &SessionRecord) -> Result<(), StoreError> {
         sqlx::query(&format!(
-            "INSERT INTO sessions ({SESSION}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            "INSERT INTO sessions ({SESSION}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         ))
         .bind(&s.hash)
         .bind(&s.person_id)
@@ -269,6 +277,7 @@ impl Store {
         .bind(&s.last_seen_at)
         .bind(&s.expires_at)
         .bind(s.revoked_at.as_deref())
+        .bind(&s.method)
         .execute(self.pool())
         .await?;
         Ok(())
@@ -328,16 +337,19 @@ pub enum PersonChange {
 
 /// The condition under which a change may take `$2` (of tenant `$1`) out of the tenant's
 /// administrators who can sign in (`$3` is the admin role): `$2` is not one of them, or
-/// another one is left.
+/// another one is left. Signing in takes a password or an identity at the tenant's
+/// provider.
 ///
 /// The UPDATE checks it itself, and runs in a transaction holding the tenant's lock (as
 /// revoking keys does): on PostgreSQL a bare conditional UPDATE would not be enough, since
 /// two admins demoting each other at once would each still see the other one as admin (read
 /// committed), and together leave none. Under the lock the second waits for the first and
 /// sees its change.
-const LEAVES_AN_ADMIN: &str = "(role <> $3 OR disabled_at IS NOT NULL OR password_hash IS NULL \
+const LEAVES_AN_ADMIN: &str = "(role <> $3 OR disabled_at IS NOT NULL \
+     OR (password_hash IS NULL AND NOT EXISTS (SELECT 1 FROM person_identities i WHERE i.person_id = people.id)) \
      OR EXISTS (SELECT 1 FROM people o WHERE o.tenant_id = $1 AND o.id <> $2 AND o.role = $3 \
-                AND o.disabled_at IS NULL AND o.password_hash IS NOT NULL))";
+                AND o.disabled_at IS NULL AND (o.password_hash IS NOT NULL \
+                     OR EXISTS (SELECT 1 FROM person_identities oi WHERE oi.person_id = o.id))))";
 
 impl Store {
     /// A person of `tenant_id` (a person of another tenant is `None`).
@@ -356,11 +368,13 @@ impl Store {
         Ok(row.as_ref().map(PersonRecord::from_row).transpose()?)
     }
 
-    /// How many administrators of a tenant can sign in: enabled, with a password set.
+    /// How many administrators of a tenant can sign in: enabled, with a password set or an
+    /// identity at the tenant's OpenID provider.
     pub async fn active_admins(&self, tenant_id: &str) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar(
             "SELECT COUNT(*) FROM people WHERE tenant_id = $1 AND role = $2 \
-             AND disabled_at IS NULL AND password_hash IS NOT NULL",
+             AND disabled_at IS NULL AND (password_hash IS NOT NULL \
+             OR EXISTS (SELECT 1 FROM person_identities i WHERE i.person_id = people.id))",
         )
         .bind(tenant_id)
         .bind(crate::auth::Role::Admin.as_str())

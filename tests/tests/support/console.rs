@@ -6,6 +6,9 @@ use reqwest::{Client, Response};
 
 use super::TestServer;
 
+/// The first administrator's password in these tests.
+pub const ADMIN_PASSWORD: &str = "a long enough password";
+
 pub struct Console<'a> {
     pub s: &'a TestServer,
     pub client: Client,
@@ -92,6 +95,28 @@ impl<'a> Console<'a> {
         r.text().await.unwrap()
     }
 
+    /// Set a password on a one-time link; the new session's token.
+    pub async fn complete(&self, link: &str, email: Option<&str>, password: &str) -> String {
+        let mut form = vec![("password", password)];
+        if let Some(e) = email {
+            form.push(("email", e));
+        }
+        let r = self.post(link, None, &form).await;
+        assert_eq!(r.status(), 303, "{}", r.text().await.unwrap());
+        session_cookie(&r)
+    }
+
+    /// The first admin of the bootstrap tenant, signed in.
+    pub async fn first_admin(&self) -> String {
+        let link = self.s.running.as_ref().unwrap().first_admin_link.clone();
+        self.complete(
+            &link.expect("the first admin's link"),
+            Some("admin@firma.sk"),
+            ADMIN_PASSWORD,
+        )
+        .await
+    }
+
     pub async fn sign_in(&self, email: &str, password: &str) -> Response {
         self.post(
             "/console/sign-in",
@@ -123,6 +148,15 @@ pub fn session_cookie(r: &Response) -> String {
 
 pub fn location(r: &Response) -> &str {
     r.headers()["location"].to_str().unwrap()
+}
+
+/// The one-time link an invitation's answer shows.
+pub fn invitation_link(page: &str) -> String {
+    let at = page.find("/console/links/").expect("the invitation link");
+    page[at..]
+        .chars()
+        .take_while(|ch| ch.is_ascii_alphanumeric() || "/-_".contains(*ch))
+        .collect()
 }
 
 /// The CSRF token of the page's forms.

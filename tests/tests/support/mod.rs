@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod oidc;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};

@@ -13,6 +13,7 @@ mod invoices;
 mod page;
 mod review;
 mod rules;
+mod sso;
 mod validate;
 mod webhooks;
 
@@ -48,6 +49,7 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/console/links/{token}", get(link_form).post(link_submit))
         .route("/console/people", get(people).post(invite))
         .merge(admin::routes())
+        .merge(sso::routes())
         .route(
             "/console/validate",
             get(validate::form).post(validate::submit),
@@ -294,7 +296,7 @@ async fn sign_in_form(
         (query.signed_out.as_deref() == Some("everywhere")).then_some(t.signed_out_everywhere);
     let content = maud::html! {
         @if let Some(n) = notice { p.notice role="status" { (n) } }
-        (page::sign_in(t, "", None))
+        (page::sign_in(t, "", None, sso::sign_in_form(screen.speech.lang, "", None)))
     };
     screen.render(StatusCode::OK, t.sign_in_title, content)
 }
@@ -340,13 +342,33 @@ async fn sign_in(
         Ok(SignIn::Refused) => screen.render(
             StatusCode::UNAUTHORIZED,
             t.sign_in_title,
-            page::sign_in(t, &form.email, Some(t.sign_in_refused)),
+            page::sign_in(
+                t,
+                &form.email,
+                Some(t.sign_in_refused),
+                sso::sign_in_form(screen.speech.lang, "", None),
+            ),
+        ),
+        Ok(SignIn::SsoRequired) => screen.render(
+            StatusCode::FORBIDDEN,
+            t.sign_in_title,
+            page::sign_in(
+                t,
+                &form.email,
+                Some(sso::texts(screen.speech.lang).sso_required),
+                sso::sign_in_form(screen.speech.lang, &form.email, None),
+            ),
         ),
         Err(AccountsError::Throttled(th)) => {
             let mut r = screen.render(
                 StatusCode::TOO_MANY_REQUESTS,
                 t.sign_in_title,
-                page::sign_in(t, &form.email, Some(t.too_many_attempts)),
+                page::sign_in(
+                    t,
+                    &form.email,
+                    Some(t.too_many_attempts),
+                    sso::sign_in_form(screen.speech.lang, "", None),
+                ),
             );
             let secs = th.retry_after.as_secs().max(1).to_string();
             if let Ok(v) = HeaderValue::from_str(&secs) {
@@ -509,6 +531,11 @@ async fn link_submit(
         }
         Err(AccountsError::Email(_)) => again(StatusCode::UNPROCESSABLE_ENTITY, t.not_an_email),
         Err(AccountsError::EmailTaken(_)) => again(StatusCode::CONFLICT, t.email_taken),
+        Err(AccountsError::SsoRequired) => screen.message(
+            StatusCode::FORBIDDEN,
+            t.link_title,
+            sso::texts(screen.speech.lang).sso_required,
+        ),
         Err(e) => screen.error(&e),
     }
 }
@@ -745,17 +772,34 @@ async fn mail_invitation(
     }
 }
 
-/// The absolute address of a one-time link, on the host the admin reached (HTTPS in
-/// production).
+/// The address people reach this server at, without a trailing slash: the configured
+/// public URL; else, in the sandbox, the host the request names (production does not trust
+/// a request's Host header for addresses it hands out).
+fn public_base(state: &AppState, headers: &HeaderMap) -> Option<String> {
+    if let Some(base) = state.config.public_base() {
+        return Some(base.to_string());
+    }
+    if state.config.mode != Mode::Sandbox {
+        return None;
+    }
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic()))
+        .map(|host| format!("http://{host}"))
+}
+
+/// The absolute address of a one-time link: under the public URL when configured, else on
+/// the host the administrator reached (HTTPS in production; the invitation is the
+/// administrator's own request).
 fn link_url(state: &AppState, headers: &HeaderMap, link_token: &str) -> String {
-    let scheme = if state.config.mode == Mode::Production {
-        "https"
-    } else {
-        "http"
-    };
+    let path = format!("/console/links/{link_token}");
+    if let Some(base) = public_base(state, headers) {
+        return format!("{base}{path}");
+    }
     match headers.get(header::HOST).and_then(|h| h.to_str().ok()) {
-        Some(host) => format!("{scheme}://{host}/console/links/{link_token}"),
-        None => format!("/console/links/{link_token}"),
+        Some(host) => format!("https://{host}{path}"),
+        None => path,
     }
 }
 

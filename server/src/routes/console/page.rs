@@ -56,6 +56,7 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
                                         li { a href="/console/people" { (t.people) } }
                                         li { a href="/console/keys" { (super::admin::texts(f.lang).keys) } }
                                         li { a href="/console/connections" { (super::connections::texts(f.lang).nav) } }
+                                        li { a href="/console/settings/sso" { (super::sso::texts(f.lang).nav) } }
                                     }
                                 }
                                 li {
@@ -85,7 +86,8 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
     }
 }
 
-pub fn sign_in(t: &Texts, email: &str, error: Option<&str>) -> Markup {
+/// The sign-in page: address and password, then `sso`, the single sign-on form.
+pub fn sign_in(t: &Texts, email: &str, error: Option<&str>, sso: Markup) -> Markup {
     html! {
         @if let Some(e) = error {
             p.error role="alert" { (e) }
@@ -97,6 +99,7 @@ pub fn sign_in(t: &Texts, email: &str, error: Option<&str>) -> Markup {
             input id="password" name="password" type="password" autocomplete="current-password" required;
             button type="submit" { (t.sign_in) }
         }
+        (sso)
     }
 }
 
