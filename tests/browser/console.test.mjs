@@ -147,7 +147,7 @@ const T = {
   },
 };
 
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 let server;
 let browser;
@@ -704,6 +704,35 @@ describe('the console in Chromium', () => {
     await check(sk, 'review-detail', 'sk');
   });
 
+  it('review: a held PDF is shown as its page, each value marked by confidence; editing a value marks its source', async () => {
+    const repo = new URL('../../', import.meta.url).pathname;
+    const form = new FormData();
+    const pdf = readFileSync(`${repo}server/fuzz/seeds/pdf/invoice-plain.pdf`);
+    form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'invoice-plain.pdf');
+    const r = await fetch(`${server.base}/v1/invoice/convert`, { method: 'POST', headers: { 'X-API-Key': BOOTSTRAP_KEY }, body: form });
+    assert.equal(r.status, 201, await r.clone().text());
+    const c = (await r.json()).conversions[0];
+    assert.equal(c.status, 'needs_review');
+
+    const { page } = adminEn;
+    await open(page, `/console/review/${c.id}`);
+    const drawn = page.getByRole('img', { name: 'Page 1' });
+    assert.equal(await drawn.count(), 1);
+    const box = await drawn.boundingBox();
+    assert.ok(box.width > 300 && box.height > box.width, `an A4 page in portrait: ${JSON.stringify(box)}`);
+    const iban = page.locator('#src-payment-iban');
+    assert.match(await iban.getAttribute('class'), /\bcited high\b/);
+    assert.match(await page.locator('#src-totals-tax-inclusive').getAttribute('class'), /\bcited low\b/);
+    // The value's row links to its place on the page; editing the value marks it there
+    // (console.js), leaving the field takes the mark away.
+    assert.equal(await page.locator('#f-payment-iban td a[href="#src-payment-iban"]').count(), 1);
+    await page.getByLabel('payment.iban').focus();
+    assert.match(await iban.getAttribute('class'), /\bactive\b/);
+    await page.getByLabel('number', { exact: true }).focus();
+    assert.doesNotMatch(await iban.getAttribute('class'), /\bactive\b/);
+    await check(page, 'review-pdf', 'en');
+  });
+
   it('invoices: the sent invoice in the list, its timeline reaching the buyer\'s acceptance, the document, its rendition and the evidence package', async () => {
     const api = async (path) => {
       const r = await fetch(`${server.base}${path}`, { headers: { 'X-API-Key': BOOTSTRAP_KEY } });
@@ -822,6 +851,12 @@ describe('the console in Chromium', () => {
       await submit(page, page.getByRole('button', { name: T.en.rotate }), 200);
       const secret = (await page.locator('code.link').textContent()).trim();
       assert.match(secret, /^whsec_/);
+      // The console's script puts a Copy button beside it (console.js; the page works
+      // without it).
+      await adminEn.ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+      await page.getByRole('button', { name: 'Copy', exact: true }).click();
+      await page.getByText('Copied', { exact: true }).waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
       await open(page, `/console/webhooks/${endpoint.id}`);
       assert.equal(await page.locator('code.link').count(), 0, 'the secret is shown only once');
       const after = await (await fetch(`${server.base}/v1/webhooks/${endpoint.id}`, { headers: { 'X-API-Key': BOOTSTRAP_KEY } })).json();

@@ -89,7 +89,26 @@ async fn people_sign_in_invite_and_sign_out() {
         "{csp}"
     );
     assert_eq!(r.headers()["referrer-policy"], "same-origin");
+    assert!(csp.contains("script-src 'self'"), "{csp}");
     let page = text(r).await;
+    // The one script is the console's own file; no inline script anywhere.
+    assert_eq!(page.matches("<script").count(), 1, "{page}");
+    assert!(page.contains("<script src=\"/console/assets/console.js\" defer></script>"));
+    for (path, kind) in [
+        ("/console/assets/console.js", "text/javascript"),
+        ("/console/assets/favicon.svg", "image/svg+xml"),
+        ("/console/assets/console.css", "text/css"),
+    ] {
+        let r = c.get(path, None).await;
+        assert_eq!(r.status(), 200, "{path}");
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with(kind));
+    }
+    let r = c.get("/favicon.ico", None).await;
+    assert_eq!(r.status(), 308);
+    assert_eq!(location(&r), "/console/assets/favicon.svg");
     assert!(
         page.contains("<html lang=\"sk\""),
         "Slovak without a preference"
@@ -397,6 +416,11 @@ async fn the_rule_catalogue_is_searched_and_read_in_the_console() {
     assert_eq!(r.status(), 200);
     let page = text(r).await;
     assert!(page.contains("7 rules found"), "{page}");
+    // The language switch keeps the search (only `lang` changes).
+    assert!(
+        page.contains("href=\"/console/rules?q=sk-r-00&amp;pack=peppol-bis3%402026.11&amp;owner=&amp;severity=&amp;lang=sk\""),
+        "{page}"
+    );
     for n in 1..=7 {
         assert!(
             page.contains(&format!("href=\"/console/rules/SK-R-00{n}\"")),

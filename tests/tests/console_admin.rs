@@ -14,16 +14,7 @@ impl<'a> Console<'a> {
     /// `email` invited by `admin` with `role`, signed in through the invitation: the
     /// person's id and session.
     async fn join(&self, admin: &str, email: &str, role: &str) -> (String, String) {
-        let people = self.page("/console/people", admin).await;
-        let r = self
-            .post(
-                "/console/people",
-                Some(admin),
-                &[("csrf", &csrf(&people)), ("email", email), ("role", role)],
-            )
-            .await;
-        assert_eq!(r.status(), 201);
-        let page = r.text().await.unwrap();
+        let page = self.invited(admin, email, role).await;
         let link = invitation_link(&page);
         let session = self.complete(&link, None, PASSWORD).await;
         (person_id(&page, email), session)
@@ -390,7 +381,10 @@ async fn keys_are_shown_once_work_on_the_api_and_stop_when_revoked() {
         page.contains("role=\"status\">Key created. Copy it now"),
         "{page}"
     );
-    let at = page.find("<code class=\"link\">").expect("the key") + "<code class=\"link\">".len();
+    let at = page
+        .find("<code class=\"link\" data-copy>")
+        .expect("the key")
+        + "<code class=\"link\" data-copy>".len();
     let key = page[at..at + page[at..].find('<').unwrap()].to_string();
     assert!(key.starts_with("inx_") && key.len() > 40, "{key}");
     assert!(page.contains("ERP &lt;test&gt;"), "the label is text");
@@ -599,4 +593,57 @@ async fn every_administration_form_checks_its_token_and_origin() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn a_person_who_has_not_signed_in_gets_a_new_invitation_link() {
+    let s = TestServer::start().await;
+    let c = Console::english(&s);
+    let admin = c.first_admin().await;
+    let page = c.invited(&admin, "eva@firma.sk", "accountant").await;
+    let first = invitation_link(&page);
+    let eva = person_id(&page, "eva@firma.sk");
+
+    // The mail was lost: a new link, shown once; the first one stops working.
+    let person = c.page(&format!("/console/people/{eva}"), &admin).await;
+    assert!(person.contains("New invitation link"), "{person}");
+    let r = c
+        .post(
+            &format!("/console/people/{eva}/link"),
+            Some(&admin),
+            &[("csrf", &csrf(&person))],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let page = r.text().await.unwrap();
+    let second = invitation_link(&page);
+    assert_ne!(first, second);
+    assert_eq!(c.get(&first, None).await.status(), 404);
+    let session = c.complete(&second, None, PASSWORD).await;
+    assert!(c.page("/console", &session).await.contains("eva@firma.sk"));
+
+    // Signed in now: no new link (the page offers none; a form sent anyway is refused).
+    let person = c.page(&format!("/console/people/{eva}"), &admin).await;
+    assert!(!person.contains("New invitation link"));
+    let r = c
+        .post(
+            &format!("/console/people/{eva}/link"),
+            Some(&admin),
+            &[("csrf", &csrf(&person))],
+        )
+        .await;
+    assert_eq!(r.status(), 409);
+    // Nor without the form's token, nor for another tenant's person.
+    let r = c
+        .post(&format!("/console/people/{eva}/link"), Some(&admin), &[])
+        .await;
+    assert_eq!(r.status(), 403);
+    let r = c
+        .post(
+            "/console/people/per_unknown/link",
+            Some(&admin),
+            &[("csrf", &csrf(&person))],
+        )
+        .await;
+    assert_eq!(r.status(), 404);
 }

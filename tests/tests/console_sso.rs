@@ -356,19 +356,7 @@ async fn the_provider_speaks_only_for_verified_addresses_of_the_tenants_domains(
 
     // An account of this tenant with the same address (invited before) is bound to the
     // identity at its first sign-in; disabled, it signs in no more.
-    let people = c.page("/console/people", &admin).await;
-    let r = c
-        .post(
-            "/console/people",
-            Some(&admin),
-            &[
-                ("csrf", &csrf(&people)),
-                ("email", "cyril@sso.example"),
-                ("role", "auditor"),
-            ],
-        )
-        .await;
-    assert_eq!(r.status(), 201);
+    c.invited(&admin, "cyril@sso.example", "auditor").await;
     p.sign_in_as(
         User::new("u5")
             .with_email("cyril@sso.example", true)
@@ -382,6 +370,12 @@ async fn the_provider_speaks_only_for_verified_addresses_of_the_tenants_domains(
     let id_start = people[..at].rfind("/console/people/").unwrap() + "/console/people/".len();
     let id = &people[id_start..people[id_start..].find('"').unwrap() + id_start];
     let page = c.page(&format!("/console/people/{id}"), &admin).await;
+    // Bound to the provider: said so, and no invitation link is offered any more.
+    assert!(
+        page.contains("signs in through the identity provider"),
+        "{page}"
+    );
+    assert!(!page.contains("New invitation link"));
     let r = c
         .post(
             &format!("/console/people/{id}/disable"),
@@ -441,19 +435,7 @@ async fn requiring_the_provider_refuses_passwords_once_an_admin_proved_it_works(
     assert!(r.text().await.unwrap().contains("identity provider only"));
     let r = c.sign_in("admin@firma.sk", "not the password at all").await;
     assert_eq!(r.status(), 401);
-    let people = c.page("/console/people", &sso_admin).await;
-    let r = c
-        .post(
-            "/console/people",
-            Some(&sso_admin),
-            &[
-                ("csrf", &csrf(&people)),
-                ("email", "dana@sso.example"),
-                ("role", "auditor"),
-            ],
-        )
-        .await;
-    let page = r.text().await.unwrap();
+    let page = c.invited(&sso_admin, "dana@sso.example", "auditor").await;
     let link = invitation_link(&page);
     let r = c
         .post(&link, None, &[("password", "a long enough password")])
@@ -509,8 +491,18 @@ async fn the_settings_screen_checks_its_fields_roles_and_forms() {
     assert_eq!(r.status(), 403);
     assert!(c.page(SETTINGS, &admin).await.contains("not set up"));
 
-    // Saved, then removed: the provider signs nobody in any more.
+    // Saved; Anna gets her account through the provider (no password).
     assert_eq!(save(&c, &admin, &good).await.status(), 200);
+    p.sign_in_as(anna(json!(["invex-accountants"])));
+    assert_eq!(through(&c, "anna@sso.example", None).await.status(), 200);
+    let people = c.page("/console/people", &admin).await;
+    assert!(
+        people.contains("signs in through the identity provider"),
+        "{people}"
+    );
+
+    // Removed: the provider signs nobody in any more, and Anna, who has no password, can be
+    // sent an invitation link to set one.
     let page = c.page(SETTINGS, &admin).await;
     assert!(page.contains(&issuer) && !page.contains(SECRET));
     let r = c
@@ -527,4 +519,28 @@ async fn the_settings_screen_checks_its_fields_roles_and_forms() {
             .status(),
         404
     );
+    let people = c.page("/console/people", &admin).await;
+    assert!(
+        !people.contains("signs in through the identity provider"),
+        "{people}"
+    );
+    let at = people.find(">anna@sso.example<").unwrap();
+    let start = people[..at].rfind("/console/people/").unwrap();
+    let anna_page = &people[start..people[start..].find('"').unwrap() + start];
+    let page = c.page(anna_page, &admin).await;
+    assert!(page.contains("New invitation link"), "{page}");
+    let r = c
+        .post(
+            &format!("{anna_page}/link"),
+            Some(&admin),
+            &[("csrf", &csrf(&page))],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let link = invitation_link(&r.text().await.unwrap());
+    let session = c.complete(&link, None, ADMIN_PASSWORD).await;
+    assert!(c
+        .page("/console", &session)
+        .await
+        .contains("anna@sso.example"));
 }

@@ -54,7 +54,7 @@ INVEX_BIN="$bin" INVEX_E2E_DIR="$dir" CHROMIUM="$chromium" \
 # run (English; the Slovak ones stay in tests/browser/screenshots/).
 if [ "${INVEX_DOCS_SCREENSHOTS:-}" = 1 ]; then
     mkdir -p "$root/docs/console"
-    for page in sign-in home people validate-results review-detail invoice webhook rules rule sso-settings-saved; do
+    for page in sign-in home people validate-results review-detail invoice webhook rules rule sso-settings-saved review-pdf; do
         cp "$root/tests/browser/screenshots/$page.en.png" "$root/docs/console/$page.png"
     done
     echo "browser-e2e: docs/console/*.png refreshed"

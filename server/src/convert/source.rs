@@ -19,10 +19,19 @@ pub enum SourceView {
         tables: Vec<Table>,
         cited: Vec<CitedCell>,
     },
-    /// The text of every page a value was read on, in page order.
-    Pages(Vec<(u32, String)>),
+    /// Every page a value was read on, in page order, laid out as in the PDF, with the runs
+    /// of text that show a value.
+    Pages(Vec<PageView>),
     /// Nothing to show beside the values (embedded XML, or the input cannot be read again).
     Unavailable(String),
+}
+
+/// A PDF page beside the values.
+#[derive(Debug)]
+pub struct PageView {
+    pub layout: pdf::PageLayout,
+    /// Runs of `layout.texts` (by index) that show a value, with the value's draft path.
+    pub cited: Vec<(usize, String)>,
 }
 
 /// A cell a value was read from.
@@ -109,15 +118,57 @@ fn pages(bytes: &[u8], fields: &[FieldView], limits: &Limits) -> SourceView {
         Ok(e) => e,
         Err(e) => return SourceView::Unavailable(e.to_string()),
     };
-    // Pages are separated by a form feed in the extraction's text.
     let shown = extraction
-        .text
-        .split('\u{c}')
-        .enumerate()
-        .map(|(i, text)| (i as u32 + 1, text.trim_matches('\n').to_string()))
-        .filter(|(n, _)| wanted.contains(n) || wanted.is_empty())
+        .layout
+        .into_iter()
+        .filter(|p| wanted.contains(&p.number) || wanted.is_empty())
+        .map(|layout| {
+            let mut cited = Vec::new();
+            for f in fields {
+                if !matches!(&f.source, Source::Pdf { page, .. } if *page == layout.number) {
+                    continue;
+                }
+                if let Some(i) = layout.texts.iter().position(|t| shows(&t.text, &f.value)) {
+                    cited.push((i, f.path.clone()));
+                }
+            }
+            PageView { layout, cited }
+        })
         .collect();
     SourceView::Pages(shown)
+}
+
+/// Whether a run of a page's text shows `value`: it contains the value (ignoring case and
+/// spaces, as an IBAN in groups), or, for a number, the same digits (`1 230,00` for
+/// `1230.00`). Dates written otherwise on the page are not found; the field still names
+/// its page.
+fn shows(text: &str, value: &str) -> bool {
+    let squeeze = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (text_s, value_s) = (squeeze(text), squeeze(value));
+    if value_s.chars().count() >= 3 && text_s.contains(&value_s) {
+        return true;
+    }
+    let digits = |s: &str| -> String { s.chars().filter(char::is_ascii_digit).collect() };
+    let looks_numeric = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | ' '));
+    let value_d = digits(value);
+    if !looks_numeric || value_d.len() < 3 {
+        return false;
+    }
+    // The numbers of the run: stretches of digits and separators, split at column-wide
+    // gaps, whole (`1 230,00`) and by their words (`1  100,00` is two numbers).
+    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | ',' | '\'' | ' ' | '\u{a0}');
+    text.split(|c: char| !numeric(c))
+        .flat_map(|stretch| stretch.split("  "))
+        .flat_map(|part| std::iter::once(part).chain(part.split_whitespace()))
+        .any(|candidate| digits(candidate) == value_d)
 }
 
 #[cfg(test)]
@@ -209,5 +260,27 @@ mod tests {
             panic!("a broken PDF cannot be shown");
         };
         assert!(why.contains("PDF"), "{why}");
+    }
+
+    #[test]
+    fn a_run_shows_a_value_with_other_spacing_case_or_number_format() {
+        assert!(shows(
+            "SK31 1200 0000 1987 4263 7541",
+            "SK3112000000198742637541"
+        ));
+        assert!(shows("Číslo: fv-2027-1", "FV-2027-1"));
+        assert!(shows("1 230,00", "1230.00"));
+        assert!(shows(
+            "Zaklad 23 %: 100,00  DPH: 23,00  Spolu: 123,00 EUR",
+            "123.00"
+        ));
+        assert!(shows("Tovar  1  100,00  100,00", "100.00"));
+        assert!(!shows("Zaklad 23 %: 100,00  DPH: 23,00", "123.00"));
+        assert!(!shows("1 230,01", "1230.00"));
+        assert!(!shows("Faktúra 2027", "1230.00"));
+        // A date's digits in another order are not taken for it, nor is a short number.
+        assert!(!shows("15.01.2027", "2027-01-15"));
+        assert!(!shows("x 12", "12"));
+        assert!(!shows("anything", ""));
     }
 }

@@ -61,6 +61,12 @@ pub enum AccountsError {
     /// The change would leave the tenant without an administrator who can sign in.
     #[error("the tenant's last active administrator cannot be disabled or demoted")]
     LastAdmin,
+    /// The person has signed in already (a password, or an identity at the provider): a new
+    /// invitation link is only for people who have not.
+    #[error(
+        "the person has signed in already; a new invitation link is only for people who have not"
+    )]
+    NotPending,
     /// The tenant requires sign-in through its OpenID provider.
     #[error("this organisation signs in through its identity provider only")]
     SsoRequired,
@@ -454,6 +460,47 @@ impl Accounts {
             .person_in_tenant(&admin.tenant_id, person_id)
             .await?
             .ok_or(AccountsError::NotFound)
+    }
+
+    /// A new invitation link for a person of the administrator's tenant who has not signed in
+    /// yet (the mail was lost, the link expired): their earlier unused links stop working.
+    pub async fn renew_invitation(
+        &self,
+        admin: &PersonRecord,
+        person_id: &str,
+    ) -> Result<Invitation, AccountsError> {
+        let person = self.person_of(admin, person_id).await?;
+        let sso = self.store.sso_settings(&person.tenant_id).await?;
+        if sso.as_ref().is_some_and(|s| s.required) {
+            return Err(AccountsError::SsoRequired);
+        }
+        // Someone who signs in through the tenant's provider needs no link; once the tenant
+        // has no provider any more, they do.
+        let through_provider = sso.is_some() && self.store.has_identity(&person.id).await?;
+        if person.password_hash.is_some() || person.disabled_at.is_some() || through_provider {
+            return Err(AccountsError::NotPending);
+        }
+        let now = Utc::now();
+        let token = token::new_token();
+        let expires_at = clock::format(now + INVITATION_TTL);
+        self.store
+            .replace_links(
+                &LinkRecord {
+                    hash: token::digest(&token),
+                    person_id: person.id.clone(),
+                    purpose: INVITATION.to_string(),
+                    created_at: clock::format(now),
+                    expires_at: expires_at.clone(),
+                    used_at: None,
+                },
+                &clock::format(now),
+            )
+            .await?;
+        Ok(Invitation {
+            person,
+            token,
+            expires_at,
+        })
     }
 
     /// Give a person of the administrator's tenant another role.

@@ -179,6 +179,22 @@ impl Store {
         insert_link(self.pool(), link).await
     }
 
+    /// A new one-time link for a person whose unused links stop working at `now`, in one
+    /// transaction (the new link is the only one that opens).
+    pub async fn replace_links(&self, link: &LinkRecord, now: &str) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "UPDATE person_links SET used_at = $2 WHERE person_id = $1 AND used_at IS NULL",
+        )
+        .bind(&link.person_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        insert_link(&mut *tx, link).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     pub async fn person(&self, id: &str) -> Result<Option<PersonRecord>, StoreError> {
         let row = sqlx::query(&format!("SELECT {PERSON} FROM people WHERE id = $1"))
             .bind(id)

@@ -241,6 +241,31 @@ impl Store {
         Ok(row.as_ref().map(PersonRecord::from_row).transpose()?)
     }
 
+    /// Whether the person is bound to an identity at a provider.
+    pub async fn has_identity(&self, person_id: &str) -> Result<bool, StoreError> {
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM person_identities WHERE person_id = $1")
+                .bind(person_id)
+                .fetch_one(self.pool())
+                .await?;
+        Ok(n > 0)
+    }
+
+    /// The people of a tenant bound to an identity at a provider.
+    pub async fn people_with_identity(
+        &self,
+        tenant_id: &str,
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT i.person_id FROM person_identities i \
+             JOIN people p ON p.id = i.person_id WHERE p.tenant_id = $1",
+        )
+        .bind(tenant_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(ids.into_iter().collect())
+    }
+
     /// Bind an identity to an existing person; false when the identity is bound already.
     pub async fn bind_identity(
         &self,

@@ -117,6 +117,21 @@ impl<'a> Console<'a> {
         .await
     }
 
+    /// `email` invited by `admin` as `role` on *People* (must answer 201): the answer page,
+    /// with the invitation link.
+    pub async fn invited(&self, admin: &str, email: &str, role: &str) -> String {
+        let people = self.page("/console/people", admin).await;
+        let r = self
+            .post(
+                "/console/people",
+                Some(admin),
+                &[("csrf", &csrf(&people)), ("email", email), ("role", role)],
+            )
+            .await;
+        assert_eq!(r.status(), 201, "inviting {email}");
+        r.text().await.unwrap()
+    }
+
     pub async fn sign_in(&self, email: &str, password: &str) -> Response {
         self.post(
             "/console/sign-in",

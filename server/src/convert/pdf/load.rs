@@ -164,6 +164,33 @@ pub(super) fn number(obj: &Object) -> Option<f32> {
     }
 }
 
+/// A page's visible area `[x0, y0, x1, y1]` in PDF space: its `MediaBox`, inherited from
+/// its parents when it has none, A4 when nothing says (malformed files).
+pub(super) fn media_box(doc: &Document, page: ObjectId) -> [f32; 4] {
+    const A4: [f32; 4] = [0.0, 0.0, 595.0, 842.0];
+    let mut node = doc.get_dictionary(page).ok();
+    // Bounded: a Parent chain may loop in a hostile file.
+    for _ in 0..32 {
+        let Some(d) = node else { break };
+        if let Some(Object::Array(a)) = get(doc, d, b"MediaBox") {
+            let v: Vec<f32> = a
+                .iter()
+                .filter_map(|o| deref(doc, o).and_then(number))
+                .collect();
+            if let [x0, y0, x1, y1] = v[..] {
+                let (x0, x1) = (x0.min(x1), x0.max(x1));
+                let (y0, y1) = (y0.min(y1), y0.max(y1));
+                if x1 - x0 >= 1.0 && y1 - y0 >= 1.0 && x1 - x0 <= 14_400.0 && y1 - y0 <= 14_400.0 {
+                    return [x0, y0, x1, y1];
+                }
+            }
+            break;
+        }
+        node = get_dict(doc, d, b"Parent");
+    }
+    A4
+}
+
 /// The page's resource dictionaries, nearest first (inherited ones after).
 pub(super) fn page_resources(doc: &Document, page: ObjectId) -> Vec<&Dictionary> {
     let mut out = Vec::new();

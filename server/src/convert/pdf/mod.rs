@@ -71,6 +71,34 @@ pub struct PdfExtraction {
     pub embedded: Vec<EmbeddedXml>,
     /// The text in reading order (pages separated by a form feed line), for diagnostics.
     pub text: String,
+    /// Every page with its text where it stands, for showing a page beside the values.
+    pub layout: Vec<PageLayout>,
+}
+
+/// A page as laid out: its visible area and the text on it, in PDF space (points, y up).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageLayout {
+    /// 1-based.
+    pub number: u32,
+    /// The `MediaBox`: lower left corner and size.
+    pub x0: f32,
+    pub y0: f32,
+    pub width: f32,
+    pub height: f32,
+    /// Runs of text as the field finders read them (words closer than a column gap).
+    pub texts: Vec<PlacedText>,
+}
+
+/// A run of text where it stands on its page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlacedText {
+    pub text: String,
+    /// Left end and baseline.
+    pub x: f32,
+    pub baseline: f32,
+    pub width: f32,
+    /// Font size (the line's largest).
+    pub size: f32,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -118,11 +146,13 @@ fn run(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
     let mut budget = load::Budget::new(limits);
     let embedded = embedded::find(&opened.doc, &opened.pages, &mut budget)?;
     let mut lines = Vec::new();
+    let mut boxes = Vec::with_capacity(opened.pages.len());
     let mut images = 0;
     let mut problems = Vec::new();
     for (index, &page) in opened.pages.iter().enumerate() {
         let number = index as u32 + 1;
         let scan = interp::scan_page(&opened.doc, page, &mut budget)?;
+        boxes.push(load::media_box(&opened.doc, page));
         images += scan.images;
         problems.extend(
             scan.problems
@@ -133,6 +163,7 @@ fn run(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
     }
     let pages = opened.pages.len() as u32;
     let text = reading_text(&lines);
+    let layout = page_layout(&boxes, &lines);
     if text.trim().is_empty() {
         if embedded.is_empty() {
             return Err(PdfError::NoText { pages, images });
@@ -142,6 +173,7 @@ fn run(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
             drafts: Vec::new(),
             embedded,
             text,
+            layout,
         });
     }
     let mut drafts = fields::invoices(&lines);
@@ -153,7 +185,40 @@ fn run(bytes: &[u8], limits: &Limits) -> Result<PdfExtraction, PdfError> {
         drafts,
         embedded,
         text,
+        layout,
     })
+}
+
+/// Each page's box with the segments of its lines.
+fn page_layout(boxes: &[[f32; 4]], lines: &[layout::Line]) -> Vec<PageLayout> {
+    let mut pages: Vec<PageLayout> = boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| PageLayout {
+            number: i as u32 + 1,
+            x0: b[0],
+            y0: b[1],
+            width: b[2] - b[0],
+            height: b[3] - b[1],
+            texts: Vec::new(),
+        })
+        .collect();
+    for line in lines {
+        let Some(page) = (line.page as usize)
+            .checked_sub(1)
+            .and_then(|i| pages.get_mut(i))
+        else {
+            continue;
+        };
+        page.texts.extend(line.segments.iter().map(|s| PlacedText {
+            text: s.text.clone(),
+            x: s.x0,
+            baseline: line.y,
+            width: (s.x1 - s.x0).max(0.0),
+            size: line.size,
+        }));
+    }
+    pages
 }
 
 fn reading_text(lines: &[layout::Line]) -> String {

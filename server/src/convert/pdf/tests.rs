@@ -766,3 +766,57 @@ fn uncertain_pdfs_are_held_with_their_reasons() {
     assert!(reasons.iter().any(|r| r.kind == ReasonKind::LowConfidence
         && r.field.as_deref() == Some("totals.tax_exclusive")));
 }
+
+#[test]
+fn every_page_is_laid_out_with_its_box_and_text_runs_where_they_stand() {
+    // Page 2 shows nothing: page 3's text must still be page 3's (the reading text numbers
+    // pages by form feeds, which an empty page does not produce).
+    let pdf = build(
+        &[
+            Page {
+                items: vec![
+                    u(40.0, 800.0, "FAKTÚRA č. 2027001").size(16.0),
+                    u(40.0, 700.0, "IBAN:"),
+                    t(320.0, 700.0, "SK31 1200 0000 1987 4263 7541"),
+                ],
+                ..Page::default()
+            },
+            Page {
+                image_only: true,
+                ..Page::default()
+            },
+            Page {
+                items: vec![t(100.0, 400.0, "Spolu 1 230,00 EUR")],
+                ..Page::default()
+            },
+        ],
+        &[],
+    );
+    let e = extract(&pdf).unwrap();
+    assert_eq!(e.layout.len(), 3);
+    let first = &e.layout[0];
+    assert_eq!((first.number, first.width, first.height), (1, 595.0, 842.0));
+    let iban = first
+        .texts
+        .iter()
+        .find(|t| t.text.starts_with("SK31"))
+        .expect("the IBAN run");
+    assert!((iban.x - 320.0).abs() < 0.5 && (iban.baseline - 700.0).abs() < 0.5);
+    assert!(iban.width > 100.0, "{iban:?}");
+    let label = first
+        .texts
+        .iter()
+        .find(|t| t.text == "IBAN:")
+        .expect("its label, apart");
+    assert!(label.x < 50.0);
+    assert!(
+        first.texts.iter().any(|t| t.size >= 15.0),
+        "the title's size"
+    );
+    assert!(e.layout[1].texts.is_empty());
+    assert_eq!(e.layout[2].number, 3);
+    assert!(e.layout[2]
+        .texts
+        .iter()
+        .any(|t| t.text.contains("1 230,00")));
+}

@@ -34,6 +34,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console/people/{id}/role", post(change_role))
         .route("/console/people/{id}/disable", post(disable))
         .route("/console/people/{id}/enable", post(enable))
+        .route("/console/people/{id}/link", post(renew_link))
         .route("/console/keys", get(keys).post(create_key))
         .route("/console/keys/{id}/revoke", post(revoke_key))
 }
@@ -77,6 +78,10 @@ pub struct AdminTexts {
     pub enabled_done: &'static str,
     pub last_admin: &'static str,
     pub not_found_title: &'static str,
+    pub link_title: &'static str,
+    pub link_hint: &'static str,
+    pub new_link: &'static str,
+    pub not_pending: &'static str,
     pub person_not_found: &'static str,
     pub back_to_people: &'static str,
 }
@@ -119,6 +124,10 @@ pub static EN: AdminTexts = AdminTexts {
     enabled_done: "The account is enabled; the person can sign in again.",
     last_admin: "Refused: the tenant must keep at least one active administrator. Make someone else an administrator first.",
     not_found_title: "Not found",
+    link_title: "Invitation",
+    link_hint: "The person has not signed in yet. A new link replaces the earlier ones (a lost mail, an expired link); it is mailed, or shown once.",
+    new_link: "New invitation link",
+    not_pending: "The person has signed in already; a new invitation link is only for people who have not.",
     person_not_found: "This tenant has no such person.",
     back_to_people: "Back to the list of people",
 };
@@ -161,6 +170,10 @@ pub static SK: AdminTexts = AdminTexts {
     enabled_done: "Účet je odblokovaný; osoba sa môže znova prihlásiť.",
     last_admin: "Odmietnuté: nájomca musí mať aspoň jedného aktívneho administrátora. Najprv urobte administrátorom niekoho iného.",
     not_found_title: "Nenájdené",
+    link_title: "Pozvánka",
+    link_hint: "Osoba sa ešte neprihlásila. Nový odkaz nahradí predošlé (stratený e-mail, uplynutý odkaz); pošle sa e-mailom alebo sa zobrazí raz.",
+    new_link: "Nový odkaz pozvánky",
+    not_pending: "Osoba sa už prihlásila; nový odkaz pozvánky je len pre tých, čo sa ešte neprihlásili.",
     person_not_found: "Tento nájomca takú osobu nemá.",
     back_to_people: "Späť na zoznam ľudí",
 };
@@ -196,16 +209,6 @@ fn when(t: &str) -> Markup {
 }
 
 /// A person's state, as the People list says it.
-fn person_status(t: &Texts, p: &PersonRecord) -> &'static str {
-    if p.disabled_at.is_some() {
-        t.disabled
-    } else if p.password_hash.is_none() {
-        t.no_password_yet
-    } else {
-        t.active
-    }
-}
-
 fn role_options(t: &Texts, chosen: &str) -> Markup {
     html! {
         @for (id, name) in &t.role_names {
@@ -231,7 +234,7 @@ async fn person(
     let path = format!("/console/people/{id}");
     let screen = Screen::signed(&state, speech, &path, &signed);
     match state.accounts.person_of(&signed.1, &id).await {
-        Ok(p) => person_page(&screen, &p, StatusCode::OK, None),
+        Ok(p) => person_page(&screen, &p, StatusCode::OK, None, None).await,
         Err(e) => not_found_or_error(&screen, &e),
     }
 }
@@ -248,11 +251,12 @@ fn not_found_or_error(screen: &Screen<'_>, e: &AccountsError) -> Response {
     }
 }
 
-fn person_page(
+async fn person_page(
     screen: &Screen<'_>,
     person: &PersonRecord,
     status: StatusCode,
     answer: Option<&Outcome>,
+    invited: Option<&super::page::Invited<'_>>,
 ) -> Response {
     let t = screen.speech.lang.t();
     let at = texts(screen.speech.lang);
@@ -261,12 +265,24 @@ fn person_page(
     };
     let own = person.id == me.id;
     let base = format!("/console/people/{}", person.id);
+    let store = &screen.state.store;
+    let through_provider = match store.sso_settings(&person.tenant_id).await {
+        Ok(None) => false,
+        Ok(Some(_)) => match store.has_identity(&person.id).await {
+            Ok(b) => b,
+            Err(e) => return screen.error(&AccountsError::Store(e)),
+        },
+        Err(e) => return screen.error(&AccountsError::Store(e)),
+    };
+    let status_word = super::page::person_status(t, person, through_provider);
+    let pending = status_word == t.no_password_yet;
     let content = html! {
         (outcome(answer))
+        @if let Some(i) = invited { (super::page::invitation(t, i)) }
         dl {
             dt { (t.email) } dd { (person.email) }
             dt { (t.role) } dd { (t.role(&person.role)) }
-            dt { (t.status) } dd { (person_status(t, person)) }
+            dt { (t.status) } dd { (status_word) }
             dt { (at.since) } dd { (when(&person.created_at)) }
         }
         @if own {
@@ -278,6 +294,14 @@ fn person_page(
                 label for="role" { (t.role) }
                 select id="role" name="role" { (role_options(t, &person.role)) }
                 button type="submit" { (at.change_role) }
+            }
+            @if pending {
+                h2 { (at.link_title) }
+                p.hint { (at.link_hint) }
+                form method="post" action={ (base) "/link" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button type="submit" { (at.new_link) }
+                }
             }
             h2 { (at.access_title) }
             @if person.disabled_at.is_some() {
@@ -392,7 +416,14 @@ async fn act(
                 Action::Disable => at.disabled_done.to_string(),
                 Action::Enable => at.enabled_done.to_string(),
             };
-            return person_page(&screen, &p, StatusCode::OK, Some(&Outcome::Done(text)));
+            return person_page(
+                &screen,
+                &p,
+                StatusCode::OK,
+                Some(&Outcome::Done(text)),
+                None,
+            )
+            .await;
         }
         Err(AccountsError::OwnAccount) => (StatusCode::CONFLICT, at.own_account),
         Err(AccountsError::LastAdmin) => (StatusCode::CONFLICT, at.last_admin),
@@ -400,12 +431,58 @@ async fn act(
         Err(e) => return not_found_or_error(&screen, &e),
     };
     match state.accounts.person_of(me, id).await {
-        Ok(p) => person_page(
-            &screen,
-            &p,
-            status,
-            Some(&Outcome::Refused(refusal.to_string())),
-        ),
+        Ok(p) => {
+            person_page(
+                &screen,
+                &p,
+                status,
+                Some(&Outcome::Refused(refusal.to_string())),
+                None,
+            )
+            .await
+        }
+        Err(e) => not_found_or_error(&screen, &e),
+    }
+}
+
+/// `POST /console/people/{id}/link`: a new invitation link for a person who has not signed
+/// in yet, mailed or shown as at the invitation.
+async fn renew_link(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let path = format!("/console/people/{id}");
+    let (signed, speech) =
+        match super::signed_form(&state, &headers, &path, allow::ADMIN, &form.csrf).await {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+    let screen = Screen::signed(&state, speech, &path, &signed);
+    let at = texts(speech.lang);
+    let refusal = match state.accounts.renew_invitation(&signed.1, &id).await {
+        Ok(inv) => {
+            let (link, delivery) =
+                super::deliver_invitation(&state, &headers, &signed.1, &inv, speech.lang).await;
+            let invited = super::page::Invited {
+                email: &inv.person.email,
+                link: &link,
+                expires: &inv.expires_at,
+                delivery,
+            };
+            tracing::info!(person_id = %inv.person.id, by = %signed.1.id, "invitation link renewed");
+            return person_page(&screen, &inv.person, StatusCode::OK, None, Some(&invited)).await;
+        }
+        Err(AccountsError::NotPending) => at.not_pending,
+        Err(AccountsError::SsoRequired) => super::sso::texts(speech.lang).sso_required,
+        Err(e) => return not_found_or_error(&screen, &e),
+    };
+    match state.accounts.person_of(&signed.1, &id).await {
+        Ok(p) => {
+            let answer = Outcome::Refused(refusal.to_string());
+            person_page(&screen, &p, StatusCode::CONFLICT, Some(&answer), None).await
+        }
         Err(e) => not_found_or_error(&screen, &e),
     }
 }
@@ -468,7 +545,7 @@ async fn keys_page(
             section.notice aria-labelledby="new-key" {
                 h2 id="new-key" { (at.new_key) }
                 p role="status" { (at.key_shown_once) }
-                code.link { (c.key) }
+                code.link data-copy { (c.key) }
                 p.hint { (at.key_use) }
             }
         }

@@ -161,7 +161,7 @@ async fn connections_page(
                 @if let Some(secret) = &made.callback_secret {
                     h2 { (c.callback) }
                     code.link { "/v1/partner/callbacks/" (made.id) }
-                    code.link { (secret) }
+                    code.link data-copy { (secret) }
                     p.hint { (c.callback_hint) }
                 }
             }

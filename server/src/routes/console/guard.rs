@@ -66,7 +66,7 @@ pub fn same_origin(headers: &HeaderMap) -> bool {
 }
 
 /// The headers of every console page: a Content-Security-Policy that allows only the
-/// console's own stylesheet and forms (no script at all, no framing), no referrer to other
+/// console's own stylesheet, script file and forms (no inline script, no framing), no referrer to other
 /// sites (link tokens are in URLs; `no-referrer` would also make browsers send
 /// `Origin: null` with the console's own forms, which the same-origin check must refuse), no
 /// caching of pages that show personal data, HSTS in production.
@@ -75,8 +75,8 @@ pub fn secure<B>(mut response: Response<B>, mode: Mode) -> Response<B> {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
-            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-             frame-ancestors 'none'; base-uri 'none'",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         ),
     );
     h.insert(

@@ -86,12 +86,45 @@ pub fn routes(state: &AppState) -> Router<AppState> {
         .route("/console/rules", get(rules::list))
         .route("/console/rules/{id}", get(rules::show))
         .route("/console/assets/console.css", get(stylesheet))
+        .route("/console/assets/console.js", get(script))
+        .route("/console/assets/favicon.svg", get(favicon))
+        .route(
+            "/favicon.ico",
+            get(|| async { Redirect::permanent("/console/assets/favicon.svg") }),
+        )
         .layer(axum::middleware::from_fn(no_api_keys))
+        .layer(axum::middleware::from_fn(remember_query))
         .layer(map_response_with_state(state.clone(), secure))
 }
 
 async fn secure(State(state): State<AppState>, response: Response) -> Response {
     guard::secure(response, state.config.mode)
+}
+
+tokio::task_local! {
+    /// The query of the page being answered, without `lang`: the language switch keeps it
+    /// (a filtered list stays filtered in the other language).
+    static PAGE_QUERY: String;
+}
+
+async fn remember_query(request: Request, next: Next) -> Response {
+    let query = request
+        .uri()
+        .query()
+        .filter(|q| q.len() <= 2000)
+        .map(|q| {
+            q.split('&')
+                .filter(|p| !p.is_empty() && *p != "lang" && !p.starts_with("lang="))
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+        .unwrap_or_default();
+    PAGE_QUERY.scope(query, next.run(request)).await
+}
+
+/// The query the language switch keeps (empty outside a console request).
+fn page_query() -> String {
+    PAGE_QUERY.try_with(String::clone).unwrap_or_default()
 }
 
 /// The console never takes an API key: a request that brings one is refused, so a key
@@ -620,19 +653,23 @@ async fn people_page(
         Ok(l) => l,
         Err(e) => return screen.error(&AccountsError::Store(e)),
     };
+    // Bound to an identity counts only while the tenant has a provider to sign in through.
+    let tenant = &signed.1.tenant_id;
+    let through_provider = match state.store.sso_settings(tenant).await {
+        Ok(None) => Default::default(),
+        Ok(Some(_)) => match state.store.people_with_identity(tenant).await {
+            Ok(ids) => ids,
+            Err(e) => return screen.error(&AccountsError::Store(e)),
+        },
+        Err(e) => return screen.error(&AccountsError::Store(e)),
+    };
     let rows: Vec<page::PersonRow<'_>> = list
         .iter()
         .map(|p| page::PersonRow {
             id: &p.id,
             email: &p.email,
             role: &p.role,
-            status: if p.disabled_at.is_some() {
-                t.disabled
-            } else if p.password_hash.is_none() {
-                t.no_password_yet
-            } else {
-                t.active
-            },
+            status: page::person_status(t, p, through_provider.contains(&p.id)),
         })
         .collect();
     let content = page::people(t, &rows, &signed.0.csrf, error, invited);
@@ -692,14 +729,8 @@ async fn invite(
         .await
     {
         Ok(inv) => {
-            let link = link_url(&state, &headers, &inv.token);
-            if state.config.mode == Mode::Sandbox {
-                tracing::info!(email = %inv.person.email, %link, "invitation created (sandbox: the link is logged)");
-            } else {
-                tracing::info!(email = %inv.person.email, "invitation created");
-            }
-            // Stored first: a mail that cannot be sent loses nothing, the admin gets the link.
-            let delivery = mail_invitation(&state, &signed.1, &inv, &link, speech.lang).await;
+            let (link, delivery) =
+                deliver_invitation(&state, &headers, &signed.1, &inv, speech.lang).await;
             let invited = page::Invited {
                 email: &inv.person.email,
                 link: &link,
@@ -734,6 +765,25 @@ async fn invite(
         }
         .error(&e),
     }
+}
+
+/// An invitation stored: its link logged (sandbox) and mailed when SMTP is configured. Stored
+/// first, so a mail that cannot be sent loses nothing: the administrator gets the link.
+async fn deliver_invitation(
+    state: &AppState,
+    headers: &HeaderMap,
+    admin: &PersonRecord,
+    inv: &crate::people::Invitation,
+    lang: Lang,
+) -> (String, page::Delivery) {
+    let link = link_url(state, headers, &inv.token);
+    if state.config.mode == Mode::Sandbox {
+        tracing::info!(email = %inv.person.email, %link, "invitation link made (sandbox: the link is logged)");
+    } else {
+        tracing::info!(email = %inv.person.email, "invitation link made");
+    }
+    let delivery = mail_invitation(state, admin, inv, &link, lang).await;
+    (link, delivery)
 }
 
 /// Mail the invitation when SMTP is configured. A failure is logged with its cause (the
@@ -803,13 +853,31 @@ fn link_url(state: &AppState, headers: &HeaderMap, link_token: &str) -> String {
     }
 }
 
-async fn stylesheet() -> Response {
+async fn script() -> Response {
+    asset(
+        "text/javascript; charset=utf-8",
+        include_str!("assets/console.js"),
+    )
+}
+
+async fn favicon() -> Response {
+    asset("image/svg+xml", include_str!("assets/favicon.svg"))
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
     (
         [
-            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CONTENT_TYPE, content_type),
             (header::CACHE_CONTROL, "public, max-age=3600"),
         ],
-        include_str!("assets/console.css"),
+        body,
     )
         .into_response()
+}
+
+async fn stylesheet() -> Response {
+    asset(
+        "text/css; charset=utf-8",
+        include_str!("assets/console.css"),
+    )
 }

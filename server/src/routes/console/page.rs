@@ -19,6 +19,10 @@ pub struct Frame<'a> {
 
 pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
     let t = f.lang.t();
+    let kept = match super::page_query() {
+        q if q.is_empty() => q,
+        q => q + "&",
+    };
     html! {
         (DOCTYPE)
         html lang=(f.lang.code()) {
@@ -27,6 +31,8 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (f.title) " · invex" }
                 link rel="stylesheet" href="/console/assets/console.css";
+                link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml";
+                script src="/console/assets/console.js" defer {}
             }
             body {
                 a.skip href="#content" { (t.skip_to_content) }
@@ -60,7 +66,7 @@ pub fn page(f: &Frame<'_>, content: Markup) -> Markup {
                                     }
                                 }
                                 li {
-                                    a href={ (f.path) "?lang=" (f.lang.other().code()) }
+                                    a href={ (f.path) "?" (kept) "lang=" (f.lang.other().code()) }
                                       lang=(f.lang.other().code()) hreflang=(f.lang.other().code()) {
                                         (t.switch_to)
                                     }
@@ -171,6 +177,46 @@ pub struct Invited<'a> {
     pub delivery: Delivery,
 }
 
+/// An invitation just created (or renewed): mailed, or its link shown once.
+pub fn invitation(t: &Texts, i: &Invited<'_>) -> Markup {
+    html! {
+        section.notice aria-labelledby="invited" {
+            @match i.delivery {
+                Delivery::Mailed => {
+                    h2 id="invited" { (t.invitation_sent) }
+                    p role="status" { (t.invitation_mailed) " " strong { (i.email) } "." }
+                }
+                Delivery::Shown => {
+                    h2 id="invited" { (t.invitation_link) }
+                    p role="status" { (t.invited) }
+                    code.link data-copy { (i.link) }
+                }
+                Delivery::MailFailed => {
+                    h2 id="invited" { (t.invitation_link) }
+                    p.error role="alert" {
+                        (t.mail_not_sent) " " strong { (i.email) } ". " (t.mail_pass_on)
+                    }
+                    code.link data-copy { (i.link) }
+                }
+            }
+            p.hint { (t.invitation_expires) " " (i.expires) }
+        }
+    }
+}
+
+/// A person's state as the console says it.
+pub fn person_status(t: &Texts, p: &PersonRecord, signs_in_through_provider: bool) -> &'static str {
+    if p.disabled_at.is_some() {
+        t.disabled
+    } else if signs_in_through_provider {
+        t.signs_in_sso
+    } else if p.password_hash.is_none() {
+        t.no_password_yet
+    } else {
+        t.active
+    }
+}
+
 pub fn people(
     t: &Texts,
     rows: &[PersonRow<'_>],
@@ -179,29 +225,7 @@ pub fn people(
     invited: Option<&Invited<'_>>,
 ) -> Markup {
     html! {
-        @if let Some(i) = invited {
-            section.notice aria-labelledby="invited" {
-                @match i.delivery {
-                    Delivery::Mailed => {
-                        h2 id="invited" { (t.invitation_sent) }
-                        p role="status" { (t.invitation_mailed) " " strong { (i.email) } "." }
-                    }
-                    Delivery::Shown => {
-                        h2 id="invited" { (t.invitation_link) }
-                        p role="status" { (t.invited) }
-                        code.link { (i.link) }
-                    }
-                    Delivery::MailFailed => {
-                        h2 id="invited" { (t.invitation_link) }
-                        p.error role="alert" {
-                            (t.mail_not_sent) " " strong { (i.email) } ". " (t.mail_pass_on)
-                        }
-                        code.link { (i.link) }
-                    }
-                }
-                p.hint { (t.invitation_expires) " " (i.expires) }
-            }
-        }
+        @if let Some(i) = invited { (invitation(t, i)) }
         table {
             thead { tr { th scope="col" { (t.email) } th scope="col" { (t.role) } th scope="col" { (t.status) } } }
             tbody {

@@ -18,8 +18,9 @@ use super::page;
 use super::{refused_form, see_other, signed_in_as, PageQuery, Screen, Speech};
 use crate::auth::roles::allow;
 use crate::convert::gate::describe;
+use crate::convert::pdf::PlacedText;
 use crate::convert::review::{self, ConversionStatus, ConversionView, Correction, ReviewError};
-use crate::convert::source::{self, SourceView};
+use crate::convert::source::{self, PageView, SourceView};
 use crate::convert::tabular::column_letter;
 use crate::state::AppState;
 use crate::store::ConversionRecord;
@@ -68,6 +69,7 @@ pub struct RTexts {
     input: &'static str,
     row: &'static str,
     page: &'static str,
+    page_text: &'static str,
     open_input: &'static str,
     input_unavailable: &'static str,
     send_title: &'static str,
@@ -128,6 +130,7 @@ const SK: RTexts = RTexts {
     input: "Zdroj",
     row: "Riadok",
     page: "Strana",
+    page_text: "Text strany",
     open_input: "Otvoriť pôvodný súbor",
     input_unavailable: "Pôvodný súbor sa nedá zobraziť",
     send_title: "Odoslať",
@@ -191,6 +194,7 @@ const EN: RTexts = RTexts {
     input: "Source",
     row: "Row",
     page: "Page",
+    page_text: "The page's text",
     open_input: "Open the original file",
     input_unavailable: "The original file cannot be shown",
     send_title: "Send",
@@ -370,9 +374,64 @@ async fn source_view(
         .unwrap_or_else(|busy| SourceView::Unavailable(crate::problem::Problem::from(busy).detail))
 }
 
+/// A PDF page drawn from its text layer (an SVG of the runs of text where they stand, no
+/// script, nothing fetched), each run that shows a value marked in the colour of the value's
+/// confidence and linked from its row; its text below for reading and copying.
+fn page_view(r: &RTexts, p: &PageView, levels: &dyn Fn(&str) -> &'static str) -> Markup {
+    let l = &p.layout;
+    let top = |t: &PlacedText| l.height - (t.baseline - l.y0);
+    let label = format!("{} {}", r.page, l.number);
+    let lines = {
+        // The page's text by lines, top down (runs on one baseline joined).
+        let mut runs: Vec<&PlacedText> = l.texts.iter().collect();
+        runs.sort_by(|a, b| b.baseline.total_cmp(&a.baseline).then(a.x.total_cmp(&b.x)));
+        let mut out = String::new();
+        let mut last: Option<f32> = None;
+        for t in runs {
+            match last {
+                Some(b) if (b - t.baseline).abs() < 0.5 => out.push_str("  "),
+                Some(_) => out.push('\n'),
+                None => {}
+            }
+            out.push_str(&t.text);
+            last = Some(t.baseline);
+        }
+        out
+    };
+    html! {
+        h3 { (label) }
+        div.page-view {
+            svg viewBox={ "0 0 " (l.width) " " (l.height) } role="img" aria-label=(label) {
+                rect.paper x="0" y="0" width=(l.width) height=(l.height) {}
+                @for (i, path) in &p.cited {
+                    @if let Some(t) = l.texts.get(*i) {
+                        rect id={ "src-" (anchor(path)) } class={ "cited " (levels(path)) }
+                            x=(t.x - l.x0 - 1.0) y=(top(t) - t.size * 0.9) width=(t.width + 2.0) height=(t.size * 1.2) {
+                            title { (path) }
+                        }
+                    }
+                }
+                @for t in &l.texts {
+                    text x=(t.x - l.x0) y=(top(t)) font-size=(t.size)
+                        textLength=[(t.width > 0.0).then_some(t.width)] lengthAdjust="spacingAndGlyphs" { (t.text) }
+                }
+            }
+        }
+        details {
+            summary { (r.page_text) }
+            pre.page tabindex="0" { (lines) }
+        }
+    }
+}
+
 /// The input beside the values: the cited spreadsheet cells marked and linked from the
-/// values, or the text of the pages values were read on.
-fn source_markup(r: &RTexts, id: &str, view: &SourceView) -> Markup {
+/// values, or the pages values were read on, drawn.
+fn source_markup(
+    r: &RTexts,
+    id: &str,
+    view: &SourceView,
+    levels: &dyn Fn(&str) -> &'static str,
+) -> Markup {
     html! {
         h2 id="source" { (r.input) }
         p { a href={ (PATH) "/" (id) "/input" } { (r.open_input) } }
@@ -408,9 +467,8 @@ fn source_markup(r: &RTexts, id: &str, view: &SourceView) -> Markup {
                 }
             }
             SourceView::Pages(pages) => {
-                @for (n, text) in pages {
-                    h3 { (r.page) " " (n) }
-                    pre.page tabindex="0" { (text) }
+                @for p in pages {
+                    (page_view(r, p, levels))
                 }
             }
             SourceView::Unavailable(why) => p.hint { (r.input_unavailable) ": " (why) },
@@ -470,8 +528,23 @@ async fn detail(
     let source = source_view(screen.state, record, &fields).await;
     let cited: std::collections::HashSet<&str> = match &source {
         SourceView::Sheets { cited, .. } => cited.iter().map(|c| c.path.as_str()).collect(),
-        _ => Default::default(),
+        SourceView::Pages(pages) => pages
+            .iter()
+            .flat_map(|p| p.cited.iter().map(|(_, path)| path.as_str()))
+            .collect(),
+        SourceView::Unavailable(_) => Default::default(),
     };
+    // The confidence class of each value, for marking its source.
+    let level_of: std::collections::HashMap<&str, &'static str> = fields
+        .iter()
+        .map(|f| {
+            (
+                f.path.as_str(),
+                r.level(f64::from(f.confidence), threshold).1,
+            )
+        })
+        .collect();
+    let levels = |path: &str| level_of.get(path).copied().unwrap_or("mid");
     let acting = may_review(&signed.1.role)
         && !matches!(
             view.status,
@@ -552,7 +625,7 @@ async fn detail(
             }
             @if editable { button type="submit" { (r.save) } }
         }
-        (source_markup(r, &view.id, &source))
+        (source_markup(r, &view.id, &source, &levels))
         @if let Some(checks) = &view.cross_checks {
             @if !checks.is_empty() {
                 h2 { (r.checks) }

@@ -254,7 +254,7 @@ async fn endpoint_page(
         @if let Some(secret) = secret {
             div.notice role="status" {
                 h2 { (w.new_secret) }
-                code.link { (secret) }
+                code.link data-copy { (secret) }
                 p.hint { (w.new_secret_hint) }
             }
         }
