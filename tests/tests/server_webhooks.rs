@@ -990,36 +990,10 @@ async fn the_openapi_description_names_the_event_types() {
     );
 }
 
-/// A fresh schema on the PostgreSQL server named by `INVEX_TEST_POSTGRES_URL`; its URL.
-async fn postgres_schema() -> Option<(String, String)> {
-    let Ok(base) = std::env::var("INVEX_TEST_POSTGRES_URL") else {
-        eprintln!("skipped: INVEX_TEST_POSTGRES_URL is not set");
-        return None;
-    };
-    let schema = format!(
-        "invex_wh_{}",
-        invex_server::ids::new_id("s").trim_start_matches("s_")
-    );
-    let pool = sqlx::PgPool::connect(&base)
-        .await
-        .expect("PostgreSQL answers");
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some((
-        format!("{base}{sep}options=-c%20search_path%3D{schema}"),
-        base,
-    ))
-}
-
 #[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_on_postgres_attempt_each_delivery_once() {
-    let Some((url, base)) = postgres_schema().await else {
-        return;
-    };
+    let (url, base) = support::postgres_schema().await;
     let receiver = Receiver::scripted(&[500]);
     let hook = receiver.serve().await;
     let a = TestServer::with(|c| {

@@ -760,34 +760,14 @@ async fn sqlite_storage() {
     assert_eq!(again.tenants(None, 100).await.unwrap().len(), 2);
 }
 
-/// A fresh schema on the PostgreSQL server for one test; its URL.
-async fn postgres_schema() -> Option<String> {
-    let Ok(base) = std::env::var("INVEX_TEST_POSTGRES_URL") else {
-        eprintln!("skipped: INVEX_TEST_POSTGRES_URL is not set (.ci/run sets it when PostgreSQL answers on 127.0.0.1:5432)");
-        return None;
-    };
-    let schema = format!("invex_test_{}", uuid_like());
-    let pool = sqlx::PgPool::connect(&base)
-        .await
-        .expect("PostgreSQL answers");
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let sep = if base.contains('?') { '&' } else { '?' };
-    Some(format!("{base}{sep}options=-c%20search_path%3D{schema}"))
-}
-
 fn uuid_like() -> String {
     new_id("s").trim_start_matches("s_").to_string()
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn postgres_storage() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let store = Store::connect(&url).await.unwrap();
     suite(&store).await;
     store.close().await;
@@ -807,10 +787,9 @@ async fn drop_schema(url: &str) {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_share_one_postgres_database() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let a = TestServer::with(|c| c.database_url = url.clone()).await;
     let b = TestServer::with(|c| c.database_url = url.clone()).await;
     // Only the first start bootstrapped; the key works on both.
@@ -852,10 +831,9 @@ async fn two_instances_share_one_postgres_database() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_share_the_outbox_without_double_delivery() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let a = TestServer::with(|c| c.database_url = url.clone()).await;
     let b = TestServer::with(|c| c.database_url = url.clone()).await;
     let r = a
@@ -988,10 +966,9 @@ async fn sqlite_concurrent_revocations_keep_one_admin() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn postgres_concurrent_revocations_keep_one_admin() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let store = Store::connect(&url).await.unwrap();
     concurrent_revocations_keep_one_admin(&store).await;
     store.close().await;
@@ -1000,10 +977,9 @@ async fn postgres_concurrent_revocations_keep_one_admin() {
 
 /// The same over HTTP, on two server instances sharing one PostgreSQL database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_on_postgres_never_revoke_the_last_admin() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let a = TestServer::with(|c| c.database_url = url.clone()).await;
     let b = TestServer::with(|c| c.database_url = url.clone()).await;
     support::revoke_admin_keys_at_once(&[&a, &b], 10).await;
@@ -1103,10 +1079,9 @@ async fn sqlite_concurrent_demotions_keep_one_admin() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn postgres_concurrent_demotions_keep_one_admin() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let store = Store::connect(&url).await.unwrap();
     concurrent_demotions_keep_one_admin(&store).await;
     store.close().await;
@@ -1175,10 +1150,9 @@ async fn sqlite_concurrent_registrations_keep_to_the_cap() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn postgres_concurrent_registrations_keep_to_the_cap() {
-    let Some(url) = postgres_schema().await else {
-        return;
-    };
+    let (url, _) = support::postgres_schema().await;
     let store = Store::connect(&url).await.unwrap();
     concurrent_registrations_keep_to_the_cap(&store).await;
     store.close().await;

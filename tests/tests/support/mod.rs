@@ -298,3 +298,30 @@ pub async fn revoke_admin_keys_at_once(servers: &[&TestServer], rounds: usize) {
         assert_eq!(active, 1, "round {round}: {list}");
     }
 }
+
+/// A fresh schema on the PostgreSQL server named by `INVEX_TEST_POSTGRES_URL`: the URL that
+/// uses it, and the server's URL. The PostgreSQL tests are `#[ignore]`d by default (the
+/// test summary counts them) and run when asked (`-- --ignored`, as `.ci/run` does): then
+/// a missing server is a failure, never a silent pass.
+pub async fn postgres_schema() -> (String, String) {
+    let base = std::env::var("INVEX_TEST_POSTGRES_URL").expect(
+        "INVEX_TEST_POSTGRES_URL names the PostgreSQL server (.ci/run sets it to 127.0.0.1:5432)",
+    );
+    let schema = format!(
+        "invex_test_{}",
+        invex_server::ids::new_id("s").trim_start_matches("s_")
+    );
+    let pool = sqlx::PgPool::connect(&base)
+        .await
+        .expect("PostgreSQL answers");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&pool)
+        .await
+        .expect("a schema for the test");
+    pool.close().await;
+    let sep = if base.contains('?') { '&' } else { '?' };
+    (
+        format!("{base}{sep}options=-c%20search_path%3D{schema}"),
+        base,
+    )
+}
