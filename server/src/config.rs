@@ -146,6 +146,9 @@ pub struct Config {
     /// the invitation link is only shown to the administrator.
     #[serde(default)]
     pub smtp: SmtpConfig,
+    /// Batches (`[batches]`): the worker, its leases, the limits of an upload.
+    #[serde(default)]
+    pub batches: crate::batches::BatchesConfig,
     /// Console single sign-on (`[sso]`): where providers may be, timeouts, caching.
     #[serde(default)]
     pub sso: crate::sso::SsoConfig,
@@ -184,6 +187,7 @@ impl Default for Config {
             trusted_proxies: Vec::new(),
             smtp: SmtpConfig::default(),
             sso: crate::sso::SsoConfig::default(),
+            batches: crate::batches::BatchesConfig::default(),
             public_url: None,
         }
     }
@@ -597,6 +601,7 @@ impl Config {
                 }
                 k if k.starts_with("SMTP_") => self.smtp.apply_env(k, value).map_err(bad)?,
                 k if k.starts_with("SSO_") => self.sso.apply_env(k, value).map_err(bad)?,
+                k if k.starts_with("BATCHES_") => self.batches.apply_env(k, value).map_err(bad)?,
                 "PUBLIC_URL" => self.public_url = Some(value).filter(|v| !v.trim().is_empty()),
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
@@ -641,7 +646,8 @@ fn check_public_url(url: &str, mode: Mode) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn parse<T: FromStr>(value: &str) -> Result<T, String>
+/// A setting's value from its text (for every `apply_env` of the configuration).
+pub(crate) fn parse<T: FromStr>(value: &str) -> Result<T, String>
 where
     T::Err: std::fmt::Display,
 {

@@ -6,6 +6,7 @@
 pub mod admission;
 pub mod artifacts;
 pub mod auth;
+pub mod batches;
 pub mod clock;
 pub mod company;
 pub mod config;

@@ -58,6 +58,8 @@ pub struct Running {
     _watch: Option<WatchGuard>,
     /// The webhook delivery worker, when this instance runs one.
     webhooks: Option<crate::webhooks::WorkerHandle>,
+    /// The batch worker, when this instance runs one.
+    batches: Option<crate::batches::worker::BatchWorker>,
 }
 
 impl Running {
@@ -84,6 +86,9 @@ impl Running {
 
     /// After the last request: write the pending usage counts, close the database.
     async fn finish(&self) {
+        if let Some(worker) = &self.batches {
+            worker.stop().await;
+        }
         if let Some(worker) = &self.webhooks {
             worker.stop().await;
         }
@@ -231,6 +236,16 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         state.metrics.clone(),
     )
     .map_err(|e| StartError::Task(e.to_string()))?;
+    let batches = state.config.batches.worker.then(|| {
+        crate::batches::worker::spawn(crate::batches::worker::BatchWork {
+            store: state.store.clone(),
+            registry: state.registry.clone(),
+            admission: state.admission.clone(),
+            config: state.config.batches.clone(),
+            parse: crate::validation::parse_limits(&state),
+            max_findings: state.config.limits.max_findings,
+        })
+    });
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     if let Some(mailer) = &state.mailer {
         tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");
@@ -245,6 +260,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         task,
         _watch: watch,
         webhooks,
+        batches,
     })
 }
 

@@ -187,8 +187,7 @@ fn run(
     let (rules, detection, resolution) = match profile {
         Some(name) => match catalog.resolve(name, at) {
             Ok((p, why)) => (p.rules.clone(), None, why),
-            Err(ResolveError::Unknown) => return Err(unknown_profile(catalog, name)),
-            Err(e) => return Err(not_in_force(name, &e)),
+            Err(e) => return Err(profile_problem(catalog, name, &e)),
         },
         None => {
             let (rules, note) = catalog
@@ -201,6 +200,14 @@ fn run(
     report.detection = detection;
     report.resolution = resolution;
     Ok((report, rules))
+}
+
+/// The problem of a profile that cannot be resolved (400 `unknown-profile`).
+pub fn profile_problem(catalog: &Catalog, name: &str, e: &ResolveError) -> Problem {
+    match e {
+        ResolveError::Unknown => unknown_profile(catalog, name),
+        e => not_in_force(name, e),
+    }
 }
 
 /// A bare profile name none of whose versions is in force on the day asked for.

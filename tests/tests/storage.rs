@@ -1158,3 +1158,69 @@ async fn postgres_concurrent_registrations_keep_to_the_cap() {
     store.close().await;
     drop_schema(&url).await;
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
+async fn two_instances_on_postgres_share_one_batch_and_process_each_document_once() {
+    let (url, _) = support::postgres_schema().await;
+    let fast = |c: &mut invex_server::config::Config| {
+        c.database_url = url.clone();
+        c.batches.poll_ms = 10;
+        c.batches.claim = 4;
+    };
+    let a = TestServer::with(fast).await;
+    let b = TestServer::with(fast).await;
+    let members: Vec<(String, Vec<u8>)> = (1..=200)
+        .map(|i| {
+            let number = format!("FV-{i:04}");
+            (
+                format!("invoices/{number}.xml"),
+                support::numbered(support::example("invoice-sk.xml"), &number),
+            )
+        })
+        .collect();
+    let r = a
+        .v1(Method::POST, "/v1/batches", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(support::zip_of(&members))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let start = std::time::Instant::now();
+    let done = loop {
+        // Either instance answers for the shared batch.
+        let v: Value = b
+            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
+            .value()
+            .await;
+        if v["status"] == "completed" {
+            break v;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(120), "{v}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["counts"], serde_json::json!({"valid": 200}));
+    assert_eq!(done["done"], 200);
+    for s in [a, b] {
+        s.running.unwrap().shutdown().await.unwrap();
+    }
+    // Every document was claimed once and recorded once; both instances took part.
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let twice: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM batch_documents WHERE attempts <> 1")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(twice, 0);
+    let workers: i64 = sqlx::query_scalar("SELECT COUNT(DISTINCT claimed_by) FROM batch_documents")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(workers, 2, "both instances worked on the batch");
+    pool.close().await;
+    drop_schema(&url).await;
+}

@@ -62,6 +62,18 @@ fn about(event: EventType) -> (&'static str, &'static str) {
             "Test",
             "Sent by `POST /v1/webhooks/{id}/test` to check a receiver.",
         ),
+        EventType::BatchCompleted => (
+            "Batch completed",
+            "Every document of a batch has its outcome (`status` `completed`, with `counts` \
+             by outcome), or the batch could not be read (`status` `failed`, `error`). \
+             Results: `links.documents`, `links.results`.",
+        ),
+        EventType::BatchRemediationRequired => (
+            "Batch document needs remediation",
+            "A document of a batch is invalid or could not be read: `document` (its sequence \
+             number and name in the upload) and its fatal `findings`, or the `problem`. Correct \
+             it and submit it again.",
+        ),
     }
 }
 
@@ -191,11 +203,54 @@ pub fn schemas() -> Map<String, Value> {
             }
         }),
     );
+    out.insert(
+        "WebhookBatchData".into(),
+        json!({
+            "type": "object",
+            "description": "What a batch event is about: the batch, and for a document's event the document (X-API-Key links)",
+            "required": ["batch_id", "status", "environment", "links"],
+            "properties": {
+                "batch_id": { "type": "string" },
+                "status": { "type": "string", "description": "The batch's status: `processing`, `completed` or `failed`" },
+                "mode": { "type": "string" },
+                "documents": { "type": "integer", "description": "Documents in the batch" },
+                "counts": { "type": "object", "additionalProperties": { "type": "integer" }, "description": "`batch.completed`: documents by outcome" },
+                "error": { "type": ["string", "null"], "description": "`batch.completed` of a failed batch: why it could not be read" },
+                "document": {
+                    "type": "object",
+                    "description": "`batch.remediation_required`: the document",
+                    "properties": {
+                        "seq": { "type": "integer" },
+                        "name": { "type": "string" },
+                        "outcome": { "type": "string" }
+                    }
+                },
+                "findings": {
+                    "type": "array",
+                    "description": "`batch.remediation_required`: the fatal findings (at most 50)",
+                    "items": { "type": "object" }
+                },
+                "problem": { "type": ["object", "null"], "description": "`batch.remediation_required` of a document that could not be validated: the problem" },
+                "environment": { "type": "string", "enum": ["sandbox", "production"] },
+                "links": {
+                    "type": "object",
+                    "properties": {
+                        "self": { "type": "string" },
+                        "documents": { "type": "string" },
+                        "results": { "type": "string" },
+                        "document": { "type": "string" }
+                    }
+                }
+            }
+        }),
+    );
     for event in EventType::ALL {
-        let data = if event == EventType::WebhookTest {
-            json!({ "type": "object" })
-        } else {
-            json!({ "$ref": "#/components/schemas/WebhookInvoiceData" })
+        let data = match event {
+            EventType::WebhookTest => json!({ "type": "object" }),
+            EventType::BatchCompleted | EventType::BatchRemediationRequired => {
+                json!({ "$ref": "#/components/schemas/WebhookBatchData" })
+            }
+            _ => json!({ "$ref": "#/components/schemas/WebhookInvoiceData" }),
         };
         out.insert(
             schema_name(event),

@@ -21,8 +21,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, company, convert, health, keys, peppol, rulepacks, rules, sending, tenants, usage,
-    validate, vat, webhooks,
+    self, batches, company, convert, health, keys, peppol, rulepacks, rules, sending, tenants,
+    usage, validate, vat, webhooks,
 };
 use crate::state::AppState;
 
@@ -36,7 +36,9 @@ Two route families: `/api/*` takes `Authorization: Bearer <key>`, `/v1/*` takes 
 Every error is an RFC 9457 `application/problem+json` document whose `type` links to its entry in docs/problems.md. \
 Every answer carries `X-Request-Id` (sent by the client or generated). Sandbox answers carry `Invex-Environment: sandbox` \
 and results say `\"environment\": \"sandbox\"`: they are never production results.\n\n\
-Each operation lists the roles that may call it in `x-invex-roles` (admin, accountant, developer, auditor)."
+Each operation lists the roles that may call it in `x-invex-roles` (admin, accountant, developer, auditor).\n\n\
+The interface control document (channels, limits, what to retry with which key after which answer, the outcome events): \
+<https://github.com/invex/invex/blob/main/docs/integration.md>."
     ),
     paths(
         health::health, health::ready, health::metrics,
@@ -54,8 +56,10 @@ Each operation lists the roles that may call it in `x-invex-roles` (admin, accou
         tenants::create, tenants::list, tenants::get_one,
         webhooks::create, webhooks::list, webhooks::get_one, webhooks::update, webhooks::remove,
         webhooks::rotate_secret, webhooks::test, webhooks::deliveries, webhooks::redeliver,
+        batches::submit_v1, batches::submit_api, batches::get_v1, batches::get_api, batches::documents,
+        batches::document_one, batches::results,
     ),
-    components(schemas(crate::problem::ProblemBody, crate::sending::states::Status)),
+    components(schemas(crate::problem::ProblemBody, crate::sending::states::Status, crate::batches::Mode)),
     tags(
         (name = "validation", description = "Validate UBL invoices and credit notes; results are stored"),
         (name = "lookups", description = "VAT numbers, Peppol participants and Slovak company data"),
@@ -71,7 +75,9 @@ otherwise it is `ready`. Reviewers (admin, accountant) correct fields (the XML i
 Statuses: ready | needs_review → approved | rejected; ready | approved → sent. Sending refuses (409) any document of a conversion that needs review and is not approved."),
         (name = "account", description = "Metered usage and its price"),
         (name = "tenants", description = "Tenants (operator admins)"),
-        (name = "webhooks", description = "Webhook endpoints (Standard Webhooks). Each event is POSTed as JSON `{\"type\": \"invoice.delivered\", \"timestamp\": \"<RFC 3339>\", \"data\": {...}}` with headers `webhook-id` (the event id, the same on every retry: deduplicate on it), `webhook-timestamp` (unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`; space-separated signatures during a secret rotation's 24 hours) and `invex-correlation-id`. Event types: `invoice.delivered` (transport confirmed delivery), `invoice.rejected` (transport or business rejection), `invoice.attention_needed` (conditional acceptance, timeout, workflow conflict), `invoice.archived` (closed, evidence package ready), `invoice.artifacts_ready` (final XML and PDF ready), `invoice.remediation_required` (correct and resubmit), `invoice.failed`, `webhook.test`. A 2xx answer delivers; 410 disables the endpoint; anything else (or no answer within the timeout, 10 s by default) is retried with ±20 % jitter after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery fails. At-least-once; per endpoint, first attempts follow event order, retries may overtake. Every attempt is in the delivery log."),
+        (name = "webhooks", description = "Webhook endpoints (Standard Webhooks). Each event is POSTed as JSON `{\"type\": \"invoice.delivered\", \"timestamp\": \"<RFC 3339>\", \"data\": {...}}` with headers `webhook-id` (the event id, the same on every retry: deduplicate on it), `webhook-timestamp` (unix seconds of the attempt), `webhook-signature` (`v1,<base64 HMAC-SHA256>` of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded part of the secret after `whsec_`; space-separated signatures during a secret rotation's 24 hours) and `invex-correlation-id`. Event types: `invoice.delivered` (transport confirmed delivery), `invoice.rejected` (transport or business rejection), `invoice.attention_needed` (conditional acceptance, timeout, workflow conflict), `invoice.archived` (closed, evidence package ready), `invoice.artifacts_ready` (final XML and PDF ready), `invoice.remediation_required` (correct and resubmit), `invoice.failed`, `webhook.test`, `batch.remediation_required` (a document of a batch to correct), `batch.completed` (every document of a batch has its outcome). A 2xx answer delivers; 410 disables the endpoint; anything else (or no answer within the timeout, 10 s by default) is retried with ±20 % jitter after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery fails. At-least-once; per endpoint, first attempts follow event order, retries may overtake. Every attempt is in the delivery log."),
+        (name = "batches", description = "Large uploads: a ZIP of documents (up to `batches.max_documents`, 100,000 by default) stored as it arrives and answered at once (202), then split and processed in the background by workers of any instance (claims with leases: a crash resumes, nothing is done twice). \
+Progress (counts by outcome, rate, estimated finish), the documents page by page, every result as NDJSON. Events: `batch.remediation_required` for each document to correct, `batch.completed` at the end. Mode `validate`: each document validated as by `POST /v1/invoice/validate`."),
         (name = "operations", description = "Health, readiness, metrics"),
     )
 )]

@@ -3,6 +3,7 @@
 //! all built from this one list.
 
 pub mod admit;
+pub mod batches;
 pub mod company;
 pub mod console;
 pub mod convert;
@@ -281,6 +282,42 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
                 Roles(allow::AUDIT),
             ),
             get(sending::evidence),
+        ),
+        (
+            e(Method::POST, "/v1/batches", Roles(allow::INVOICE_WORK)),
+            post(batches::submit_v1),
+        ),
+        (
+            e(Method::POST, "/api/batches", Roles(allow::INVOICE_WORK)),
+            post(batches::submit_api),
+        ),
+        (
+            e(Method::GET, "/v1/batches/{id}", Roles(allow::READ)),
+            get(batches::get_v1),
+        ),
+        (
+            e(Method::GET, "/api/batches/{id}", Roles(allow::READ)),
+            get(batches::get_api),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/batches/{id}/documents",
+                Roles(allow::READ),
+            ),
+            get(batches::documents),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/batches/{id}/documents/{seq}",
+                Roles(allow::READ),
+            ),
+            get(batches::document_one),
+        ),
+        (
+            e(Method::GET, "/v1/batches/{id}/results", Roles(allow::READ)),
+            get(batches::results),
         ),
         (
             e(Method::GET, "/v1/rulepacks", Roles(allow::READ)),

@@ -215,7 +215,7 @@ fn header_text(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// The Idempotency-Key header: absent (None), or printable ASCII as the IETF draft's
 /// structured-field string says; anything else is refused rather than taken for absent.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Problem> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };

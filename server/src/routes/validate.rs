@@ -84,7 +84,8 @@ fn wanted(headers: &HeaderMap) -> Result<Wanted, Problem> {
     .with("available", [JSON, SVRL]))
 }
 
-fn content_type(headers: &HeaderMap) -> String {
+/// The media type of a request, lowercase, without parameters (empty when absent).
+pub(crate) fn content_type(headers: &HeaderMap) -> String {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -172,18 +172,7 @@ fn remediation_data(invoice: &InvoiceRecord) -> (serde_json::Value, serde_json::
     let findings: Vec<serde_json::Value> = findings
         .iter()
         .filter(|f| f.severity == invex_engine::report::Severity::Fatal)
-        .map(|f| {
-            serde_json::json!({
-                "rule_id": f.rule_id,
-                "severity": f.severity,
-                "path": f.location.path,
-                "line": f.location.line,
-                "message": f.message,
-                "remediation": f.remediation,
-                "owner": f.owner,
-                "business_terms": f.business_terms,
-            })
-        })
+        .map(crate::webhooks::events::finding_data)
         .collect();
     let summary: serde_json::Value = serde_json::from_str(&invoice.summary).unwrap_or_default();
     let identifiers = summary

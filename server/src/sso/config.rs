@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::parse;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SsoConfig {
@@ -59,11 +61,4 @@ impl SsoConfig {
         }
         Ok(())
     }
-}
-
-fn parse<T: std::str::FromStr>(value: &str) -> Result<T, String>
-where
-    T::Err: std::fmt::Display,
-{
-    value.trim().parse().map_err(|e| format!("`{value}`: {e}"))
 }

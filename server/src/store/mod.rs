@@ -2,6 +2,7 @@
 //! one database. One portable schema (`server/migrations`), run at start.
 
 mod backlog;
+mod batches;
 mod conversions;
 mod keys;
 mod people;
@@ -19,6 +20,9 @@ use sqlx::{AnyPool, Row};
 use tokio::sync::mpsc;
 
 pub use backlog::Backlog;
+pub use batches::{
+    BatchInserted, BatchRecord, ClaimedDocument, DocumentResult, DocumentRow, NewBatchDocument,
+};
 pub use conversions::{ConversionRecord, InputRecord};
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use people::{

@@ -188,7 +188,8 @@ pub struct Notice {
     pub data: serde_json::Value,
 }
 
-async fn queue_notices(
+/// Queue `notices` of `tenant_id` in `tx`, correlated with `invoice_id` (or a batch id).
+pub(super) async fn queue_notices(
     tx: &mut Transaction<'static, Any>,
     tenant_id: &str,
     invoice_id: &str,

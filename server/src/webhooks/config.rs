@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{parse, parse_bool};
+
 /// The retry delays of the Standard Webhooks schedule: about 5 s, 5 min, 30 min, 2 h, 5 h,
 /// 10 h, 10 h after the failed attempt before, so 8 attempts over about a day and a half.
 pub const DEFAULT_RETRY_SCHEDULE_MS: [u64; 7] = [
@@ -103,21 +105,6 @@ impl WebhooksConfig {
             other => return Err(format!("unknown variable INVEX_{other}")),
         }
         Ok(())
-    }
-}
-
-fn parse<T: std::str::FromStr>(value: &str) -> Result<T, String>
-where
-    T::Err: std::fmt::Display,
-{
-    value.trim().parse().map_err(|e| format!("`{value}`: {e}"))
-}
-
-fn parse_bool(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        other => Err(format!("`{other}` is not a boolean (true, false)")),
     }
 }
 

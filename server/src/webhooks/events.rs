@@ -47,10 +47,16 @@ pub enum EventType {
     /// Sent by `POST /v1/webhooks/{id}/test` to check a receiver.
     #[serde(rename = "webhook.test")]
     WebhookTest,
+    /// Every document of a batch has its outcome (or the batch failed as a whole).
+    #[serde(rename = "batch.completed")]
+    BatchCompleted,
+    /// A document of a batch must be corrected and submitted again (its findings).
+    #[serde(rename = "batch.remediation_required")]
+    BatchRemediationRequired,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 13] = [
         EventType::InvoiceDelivered,
         EventType::InvoiceInProcess,
         EventType::InvoiceAccepted,
@@ -62,6 +68,8 @@ impl EventType {
         EventType::InvoiceRemediationRequired,
         EventType::InvoiceFailed,
         EventType::WebhookTest,
+        EventType::BatchCompleted,
+        EventType::BatchRemediationRequired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -77,6 +85,8 @@ impl EventType {
             EventType::InvoiceRemediationRequired => "invoice.remediation_required",
             EventType::InvoiceFailed => "invoice.failed",
             EventType::WebhookTest => "webhook.test",
+            EventType::BatchCompleted => "batch.completed",
+            EventType::BatchRemediationRequired => "batch.remediation_required",
         }
     }
 
@@ -95,6 +105,20 @@ pub struct Emitted {
     /// `msg_...`, sent as `webhook-id`.
     pub event_id: String,
     pub delivery_ids: Vec<String>,
+}
+
+/// A finding as remediation events carry it: what the source system needs to fix it.
+pub fn finding_data(f: &invex_engine::report::Finding) -> Value {
+    serde_json::json!({
+        "rule_id": f.rule_id,
+        "severity": f.severity,
+        "path": f.location.path,
+        "line": f.location.line,
+        "message": f.message,
+        "remediation": f.remediation,
+        "owner": f.owner,
+        "business_terms": f.business_terms,
+    })
 }
 
 /// The body every attempt sends: `{"type", "timestamp", "data"}`.

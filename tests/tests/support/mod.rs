@@ -3,6 +3,7 @@
 
 pub mod console;
 pub mod oidc;
+pub mod receiver;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -324,4 +325,19 @@ pub async fn postgres_schema() -> (String, String) {
         format!("{base}{sep}options=-c%20search_path%3D{schema}"),
         base,
     )
+}
+
+/// A ZIP (deflated) with a folder `invoices/` and `members` (name, content) in order.
+pub fn zip_of(members: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut out);
+    let options = zip::write::SimpleFileOptions::default();
+    w.add_directory("invoices/", options).expect("a folder");
+    for (name, bytes) in members {
+        w.start_file(name.as_str(), options).expect("a member");
+        w.write_all(bytes).expect("its content");
+    }
+    w.finish().expect("the archive");
+    out.into_inner()
 }

@@ -1,0 +1,42 @@
+//! Batches: a large upload (a ZIP of UBL documents) taken in whole, stored as it arrives,
+//! answered at once, then split into its documents and validated by workers in the
+//! background (any instance sharing the database), with progress, paged results, and webhook
+//! events: `batch.remediation_required` per document to correct, `batch.completed` at the end.
+//!
+//! - [`intake`]: the upload into the store, in pieces, with its limits;
+//! - [`split`]: a received upload into its documents (resumable: documents are keyed by their
+//!   place in the upload);
+//! - [`process`]: one document's outcome;
+//! - [`worker`]: the loop that claims work with leases and records outcomes exactly once.
+//!
+//! It knows no HTTP: the routes hand it a body stream and read its records.
+
+pub mod config;
+pub mod intake;
+pub mod process;
+pub mod split;
+pub mod worker;
+
+pub use config::BatchesConfig;
+pub use intake::{receive, Intake, IntakeError, NewBatch};
+
+/// What is done with each document of a batch.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Validate each document (UBL 2.1 invoice or credit note) against its profile.
+    Validate,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Validate => "validate",
+        }
+    }
+}
+
+/// The outcomes a document can have.
+pub const OUTCOMES: [&str; 3] = ["valid", "invalid", "failed"];

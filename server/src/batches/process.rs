@@ -1,0 +1,124 @@
+//! One document of a batch: validated as `POST /v1/invoice/validate` would (the batch's
+//! profile or the detected one, the rules in force on the batch's day), its outcome, the
+//! result kept for the source system, and, for a document to correct, the event that says so.
+
+use std::time::Instant;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use chrono::NaiveDate;
+use invex_engine::document::Limits as ParseLimits;
+use invex_engine::registry::Catalog;
+use invex_engine::report::{Report, Severity, Verdict};
+use serde_json::{json, Value};
+
+use crate::problem::Problem;
+use crate::store::{ClaimedDocument, DocumentResult, Notice};
+use crate::webhooks::events::EventType;
+
+/// Fatal findings carried by a `batch.remediation_required` event.
+const FINDINGS_IN_EVENT: usize = 50;
+
+/// The outcome of `doc`. CPU work: call it on a worker of the pool.
+pub fn process(
+    catalog: &Catalog,
+    limits: &ParseLimits,
+    max_findings: usize,
+    doc: &ClaimedDocument,
+) -> DocumentResult {
+    let start = Instant::now();
+    let checked = STANDARD
+        .decode(&doc.content)
+        .map_err(|e| Problem::internal(format!("the stored document is damaged: {e}")))
+        .and_then(|bytes| {
+            let parsed = crate::validation::parse(&bytes, limits)?;
+            let at = NaiveDate::parse_from_str(&doc.rules_at, "%Y-%m-%d")
+                .unwrap_or_else(|_| chrono::Utc::now().date_naive());
+            crate::validation::check(
+                catalog,
+                doc.profile.as_deref(),
+                at,
+                &parsed,
+                &bytes,
+                start,
+                max_findings,
+            )
+        });
+    match checked {
+        Ok(c) => {
+            let outcome = match c.report.verdict {
+                Verdict::Valid => "valid",
+                Verdict::Invalid => "invalid",
+            };
+            let notices = if outcome == "invalid" {
+                vec![remediation(
+                    doc,
+                    outcome,
+                    json!({ "findings": fatal(&c.report) }),
+                )]
+            } else {
+                Vec::new()
+            };
+            DocumentResult {
+                batch_id: doc.batch_id.clone(),
+                seq: doc.seq,
+                outcome: outcome.into(),
+                result: serde_json::to_string(&c.report).unwrap_or_else(|_| "{}".into()),
+                notices,
+            }
+        }
+        Err(problem) => {
+            let body = problem.body();
+            DocumentResult {
+                batch_id: doc.batch_id.clone(),
+                seq: doc.seq,
+                outcome: "failed".into(),
+                result: json!({ "problem": body }).to_string(),
+                notices: vec![remediation(doc, "failed", json!({ "problem": body }))],
+            }
+        }
+    }
+}
+
+/// The fatal findings of a report, as events carry them.
+fn fatal(report: &Report) -> Vec<Value> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Fatal)
+        .take(FINDINGS_IN_EVENT)
+        .map(crate::webhooks::events::finding_data)
+        .collect()
+}
+
+fn remediation(doc: &ClaimedDocument, outcome: &str, what: Value) -> Notice {
+    let mut data = json!({
+        "batch_id": doc.batch_id,
+        "status": "processing",
+        "mode": doc.mode,
+        "environment": doc.environment,
+        "document": { "seq": doc.seq, "name": doc.name, "outcome": outcome },
+        "links": links(&doc.batch_id, Some(doc.seq)),
+    });
+    if let (Some(d), Some(w)) = (data.as_object_mut(), what.as_object()) {
+        d.extend(w.clone());
+    }
+    Notice {
+        event_type: EventType::BatchRemediationRequired,
+        data,
+    }
+}
+
+/// The links of a batch (and of one of its documents), for the `/v1` routes.
+pub fn links(batch_id: &str, seq: Option<i64>) -> Value {
+    let base = format!("/v1/batches/{batch_id}");
+    let mut l = json!({
+        "self": base,
+        "documents": format!("{base}/documents"),
+        "results": format!("{base}/results"),
+    });
+    if let (Some(seq), Some(o)) = (seq, l.as_object_mut()) {
+        o.insert("document".into(), json!(format!("{base}/documents/{seq}")));
+    }
+    l
+}

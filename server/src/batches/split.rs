@@ -1,0 +1,283 @@
+//! A received upload into its documents: the pieces are joined in a temporary file, the ZIP
+//! is read there (never whole in memory), and each member becomes a document row keyed by its
+//! place in the archive, in groups, while the split's lease is renewed. A split that dies
+//! half-way is done again by the next worker: rows stored before are kept as they are.
+//!
+//! Bounded as a hostile upload must be: members (`max_documents`), one member unpacked
+//! (`max_document_bytes`), all of them (`max_unpacked_bytes`); reading stops at the first
+//! byte over a limit, whatever the archive declares.
+
+use std::io::{Read, Seek, Write};
+use std::time::Duration;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use super::BatchesConfig;
+use crate::store::{BatchRecord, NewBatchDocument, Notice, Store, StoreError};
+
+/// Documents stored per transaction.
+const GROUP: usize = 128;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SplitError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The temporary file, or a stored piece that cannot be decoded.
+    #[error("spooling the upload: {0}")]
+    Spool(String),
+}
+
+/// How a split ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Split {
+    /// The documents are stored; the batch is `processing`.
+    Started(i64),
+    /// The upload cannot be split; the batch `failed` with this reason.
+    Failed(String),
+    /// The claim passed to another worker (this one was too slow); nothing more was done.
+    Lost,
+}
+
+/// Split `batch`, which `worker` holds.
+pub async fn split(
+    store: &Store,
+    config: &BatchesConfig,
+    batch: &BatchRecord,
+    worker: &str,
+    failed: impl Fn(&BatchRecord, &str) -> Notice,
+) -> Result<Split, SplitError> {
+    let lease = Duration::from_secs(config.lease_secs.max(5));
+    let renew = || async move {
+        let until = crate::clock::format(chrono::Utc::now() + lease);
+        store.renew_batch_claim(&batch.id, worker, &until).await
+    };
+    let spool = |e: std::io::Error| SplitError::Spool(e.to_string());
+    let mut file = tempfile::tempfile().map_err(spool)?;
+    let mut from = 0;
+    loop {
+        let pieces = store.batch_chunks(&batch.id, from, 8).await?;
+        if pieces.is_empty() {
+            break;
+        }
+        for (n, data) in &pieces {
+            let bytes = STANDARD.decode(data).map_err(|e| {
+                SplitError::Spool(format!("piece {n} of {} is damaged: {e}", batch.id))
+            })?;
+            file.write_all(&bytes).map_err(spool)?;
+            from = n + 1;
+        }
+        if !renew().await? {
+            return Ok(Split::Lost);
+        }
+    }
+    file.rewind().map_err(spool)?;
+    let (tx, mut rx) = mpsc::channel::<Vec<NewBatchDocument>>(2);
+    let limits = config.clone();
+    let reading = tokio::task::spawn_blocking(move || read_zip(file, &limits, &tx));
+    while let Some(group) = rx.recv().await {
+        store.insert_batch_documents(&batch.id, &group).await?;
+        if !renew().await? {
+            // The reader stops at its next send (the receiver is gone).
+            return Ok(Split::Lost);
+        }
+    }
+    let read = reading
+        .await
+        .map_err(|e| SplitError::Spool(format!("the ZIP reader failed: {e}")))?;
+    let now = crate::clock::now();
+    match read {
+        Ok(0) => {
+            let why = "the ZIP holds no document".to_string();
+            fail(store, batch, worker, &why, &now, &failed).await
+        }
+        Ok(n) => {
+            if store.start_batch(&batch.id, worker, n, &now).await? {
+                Ok(Split::Started(n))
+            } else {
+                Ok(Split::Lost)
+            }
+        }
+        Err(why) => fail(store, batch, worker, &why, &now, &failed).await,
+    }
+}
+
+async fn fail(
+    store: &Store,
+    batch: &BatchRecord,
+    worker: &str,
+    why: &str,
+    now: &str,
+    failed: &impl Fn(&BatchRecord, &str) -> Notice,
+) -> Result<Split, SplitError> {
+    let notice = failed(batch, why);
+    if store.fail_batch(batch, worker, why, now, &notice).await? {
+        Ok(Split::Failed(why.to_string()))
+    } else {
+        Ok(Split::Lost)
+    }
+}
+
+/// Read the archive in `file`, sending its documents in groups; how many, or why not.
+fn read_zip<R: Read + Seek>(
+    file: R,
+    limits: &BatchesConfig,
+    tx: &mpsc::Sender<Vec<NewBatchDocument>>,
+) -> Result<i64, String> {
+    let mut archive =
+        zip::ZipArchive::new(file).map_err(|e| format!("the upload is not a readable ZIP: {e}"))?;
+    let mut group = Vec::with_capacity(GROUP);
+    let mut seq: i64 = 0;
+    let mut unpacked: u64 = 0;
+    for i in 0..archive.len() {
+        let mut member = archive
+            .by_index(i)
+            .map_err(|e| format!("member {} cannot be read: {e}", i + 1))?;
+        let name = match member.name() {
+            Ok(n) => clean_name(&n),
+            Err(_) => clean_name(&String::from_utf8_lossy(member.name_raw())),
+        };
+        // Folders, and the resource forks macOS adds to archives it makes.
+        if member.is_dir() || name.starts_with("__MACOSX/") {
+            continue;
+        }
+        seq += 1;
+        if seq as u64 > limits.max_documents {
+            return Err(format!(
+                "the ZIP holds more than {} documents (INVEX_BATCHES_MAX_DOCUMENTS)",
+                limits.max_documents
+            ));
+        }
+        let mut content = Vec::new();
+        (&mut member)
+            .take(limits.max_document_bytes + 1)
+            .read_to_end(&mut content)
+            .map_err(|e| format!("`{name}` cannot be unpacked: {e}"))?;
+        if content.len() as u64 > limits.max_document_bytes {
+            return Err(format!(
+                "`{name}` unpacks to more than {} bytes (INVEX_BATCHES_MAX_DOCUMENT_BYTES)",
+                limits.max_document_bytes
+            ));
+        }
+        unpacked += content.len() as u64;
+        if unpacked > limits.max_unpacked_bytes {
+            return Err(format!(
+                "the ZIP unpacks to more than {} bytes (INVEX_BATCHES_MAX_UNPACKED_BYTES)",
+                limits.max_unpacked_bytes
+            ));
+        }
+        group.push(NewBatchDocument {
+            seq,
+            name,
+            size_bytes: content.len() as i64,
+            sha256: hex::encode(Sha256::digest(&content)),
+            content: STANDARD.encode(&content),
+        });
+        if group.len() == GROUP
+            && tx
+                .blocking_send(std::mem::replace(&mut group, Vec::with_capacity(GROUP)))
+                .is_err()
+        {
+            return Err("the split was given up".into());
+        }
+    }
+    if !group.is_empty() && tx.blocking_send(group).is_err() {
+        return Err("the split was given up".into());
+    }
+    Ok(seq)
+}
+
+/// A member's name as shown: printable, at most 500 characters.
+fn clean_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(500).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut w = zip::ZipWriter::new(&mut out);
+        let options = zip::write::SimpleFileOptions::default();
+        for (name, bytes) in members {
+            if name.ends_with('/') {
+                w.add_directory(*name, options).unwrap();
+            } else {
+                w.start_file(*name, options).unwrap();
+                w.write_all(bytes).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        out.into_inner()
+    }
+
+    fn read(
+        bytes: Vec<u8>,
+        limits: &BatchesConfig,
+    ) -> (Result<i64, String>, Vec<NewBatchDocument>) {
+        let (tx, mut rx) = mpsc::channel(1000);
+        let n = read_zip(std::io::Cursor::new(bytes), limits, &tx);
+        drop(tx);
+        let mut docs = Vec::new();
+        while let Ok(g) = rx.try_recv() {
+            docs.extend(g);
+        }
+        (n, docs)
+    }
+
+    #[test]
+    fn members_become_documents_numbered_in_order_without_folders() {
+        let z = zip_of(&[
+            ("a/", b""),
+            ("a/one.xml", b"<Invoice/>"),
+            ("__MACOSX/a/._one.xml", b"junk"),
+            ("two.xml", b"<CreditNote/>"),
+        ]);
+        let (n, docs) = read(z, &BatchesConfig::default());
+        assert_eq!(n, Ok(2));
+        assert_eq!(
+            docs.iter()
+                .map(|d| (d.seq, d.name.as_str()))
+                .collect::<Vec<_>>(),
+            [(1, "a/one.xml"), (2, "two.xml")]
+        );
+        assert_eq!(STANDARD.decode(&docs[1].content).unwrap(), b"<CreditNote/>");
+        assert_eq!(docs[0].size_bytes, 10);
+    }
+
+    #[test]
+    fn every_limit_stops_the_reading() {
+        let z = zip_of(&[("a.xml", &[b'x'; 100]), ("b.xml", &[b'y'; 100])]);
+        let few = BatchesConfig {
+            max_documents: 1,
+            ..BatchesConfig::default()
+        };
+        assert!(read(z.clone(), &few)
+            .0
+            .unwrap_err()
+            .contains("more than 1 documents"));
+        let small = BatchesConfig {
+            max_document_bytes: 99,
+            ..BatchesConfig::default()
+        };
+        assert!(read(z.clone(), &small)
+            .0
+            .unwrap_err()
+            .contains("`a.xml` unpacks to more than 99"));
+        let little = BatchesConfig {
+            max_unpacked_bytes: 150,
+            ..BatchesConfig::default()
+        };
+        assert!(read(z, &little)
+            .0
+            .unwrap_err()
+            .contains("unpacks to more than 150"));
+        assert!(read(b"not a zip".to_vec(), &BatchesConfig::default())
+            .0
+            .unwrap_err()
+            .contains("not a readable ZIP"));
+    }
+}

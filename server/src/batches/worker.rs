@@ -1,0 +1,191 @@
+//! The batch worker: splits received uploads and validates pending documents, claiming each
+//! piece of work with a lease so that several instances share the work and a worker that
+//! dies is replaced when its lease runs out. A result is recorded only by the holder of the
+//! document's claim, once, with the batch's count and the events it causes (see
+//! [`crate::store::Store::record_batch_results`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use invex_engine::document::Limits as ParseLimits;
+use invex_engine::registry::Registry;
+use serde_json::json;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::split::{self, Split};
+use super::BatchesConfig;
+use crate::admission::Admission;
+use crate::store::{BatchRecord, Notice, Store};
+use crate::webhooks::events::EventType;
+
+/// What the worker works with.
+pub struct BatchWork {
+    pub store: Store,
+    pub registry: Arc<Registry>,
+    pub admission: Arc<Admission>,
+    pub config: BatchesConfig,
+    pub parse: ParseLimits,
+    pub max_findings: usize,
+}
+
+/// The running worker; stopping it lets the current round end (its claims expire if cut).
+pub struct BatchWorker {
+    stop: watch::Sender<bool>,
+    task: std::sync::Mutex<Option<JoinHandle<()>>>,
+}
+
+impl BatchWorker {
+    pub async fn stop(&self) {
+        let _ = self.stop.send(true);
+        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut task) = task {
+            if tokio::time::timeout(Duration::from_secs(10), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
+    }
+}
+
+/// Start the worker.
+pub fn spawn(work: BatchWork) -> BatchWorker {
+    let (tx, rx) = watch::channel(false);
+    let id = crate::ids::new_id("wkr");
+    let task = tokio::spawn(run(Arc::new(work), id, rx));
+    BatchWorker {
+        stop: tx,
+        task: std::sync::Mutex::new(Some(task)),
+    }
+}
+
+async fn run(work: Arc<BatchWork>, id: String, mut stop: watch::Receiver<bool>) {
+    let idle = Duration::from_millis(work.config.poll_ms.max(10));
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        let busy = match round(&work, &id).await {
+            Ok(busy) => busy,
+            Err(e) => {
+                tracing::warn!(error = %e, "batch worker round failed; trying again");
+                false
+            }
+        };
+        if !busy {
+            tokio::select! {
+                _ = tokio::time::sleep(idle) => {}
+                _ = stop.changed() => return,
+            }
+        }
+    }
+}
+
+fn lease(work: &BatchWork) -> (String, String) {
+    let now = chrono::Utc::now();
+    let until = now + Duration::from_secs(work.config.lease_secs.max(5));
+    (crate::clock::format(now), crate::clock::format(until))
+}
+
+/// One piece of work, if there was any: a split, or a claim of documents.
+async fn round(work: &BatchWork, id: &str) -> Result<bool, String> {
+    let (now, until) = lease(work);
+    if let Some(batch) = work
+        .store
+        .claim_batch_to_split(id, &now, &until)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        let split = split::split(&work.store, &work.config, &batch, id, failed)
+            .await
+            .map_err(|e| e.to_string())?;
+        match &split {
+            Split::Started(n) => tracing::info!(batch = %batch.id, documents = n, "batch split"),
+            Split::Failed(why) => {
+                tracing::info!(batch = %batch.id, reason = %why, "batch failed");
+                crate::webhooks::worker::wake();
+            }
+            Split::Lost => {
+                tracing::warn!(batch = %batch.id, "batch split taken over by another worker")
+            }
+        }
+        return Ok(true);
+    }
+    let docs = work
+        .store
+        .claim_batch_documents(id, &now, &until, i64::from(work.config.claim.max(1)))
+        .await
+        .map_err(|e| e.to_string())?;
+    if docs.is_empty() {
+        return Ok(false);
+    }
+    let catalog = work.registry.current();
+    let (parse, max_findings) = (work.parse.clone(), work.max_findings);
+    let docs = Arc::new(docs);
+    // On the shared pool of heavy work, as API requests are: when it is full, wait a moment
+    // and ask again (the claim holds meanwhile).
+    let results = loop {
+        let (catalog, parse, docs) = (catalog.clone(), parse.clone(), docs.clone());
+        match work
+            .admission
+            .run(move || {
+                docs.iter()
+                    .map(|d| super::process::process(&catalog, &parse, max_findings, d))
+                    .collect::<Vec<_>>()
+            })
+            .await
+        {
+            Ok(r) => break r,
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    };
+    let finished = work
+        .store
+        .record_batch_results(id, &results, &crate::clock::now(), completed)
+        .await
+        .map_err(|e| e.to_string())?;
+    if results.iter().any(|r| !r.notices.is_empty()) || !finished.is_empty() {
+        crate::webhooks::worker::wake();
+    }
+    for b in finished {
+        tracing::info!(batch = %b, "batch completed");
+    }
+    Ok(true)
+}
+
+/// `batch.completed` of a batch all of whose documents have their outcome.
+fn completed(batch: &BatchRecord, counts: &[(String, i64)]) -> Notice {
+    let counts: serde_json::Map<String, serde_json::Value> =
+        counts.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    Notice {
+        event_type: EventType::BatchCompleted,
+        data: json!({
+            "batch_id": batch.id,
+            "status": "completed",
+            "mode": batch.mode,
+            "documents": batch.documents,
+            "counts": counts,
+            "environment": batch.environment,
+            "links": super::process::links(&batch.id, None),
+        }),
+    }
+}
+
+/// `batch.completed` of a batch that could not be split.
+fn failed(batch: &BatchRecord, why: &str) -> Notice {
+    Notice {
+        event_type: EventType::BatchCompleted,
+        data: json!({
+            "batch_id": batch.id,
+            "status": "failed",
+            "mode": batch.mode,
+            "documents": 0,
+            "counts": {},
+            "error": why,
+            "environment": batch.environment,
+            "links": super::process::links(&batch.id, None),
+        }),
+    }
+}

@@ -1,0 +1,324 @@
+//! Batches over HTTP: a ZIP of documents taken at once (202), split and validated in the
+//! background, progress and outcomes page by page, every result as NDJSON, the webhook
+//! events (one per document to correct, one at the end), idempotency, and the refusals.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use support::receiver::Receiver;
+use support::{example, invalid_invoice, numbered, zip_of, JsonBody, TestServer, BOOTSTRAP};
+
+/// 30 valid invoices, 5 invalid ones and one file that is no XML.
+fn mixed() -> Vec<(String, Vec<u8>)> {
+    let mut m: Vec<(String, Vec<u8>)> = (1..=30)
+        .map(|i| {
+            (
+                format!("invoices/FV-{i:03}.xml"),
+                numbered(example("invoice-sk.xml"), &format!("FV-{i:03}")),
+            )
+        })
+        .collect();
+    for i in 1..=5 {
+        m.push((format!("invoices/bad-{i}.xml"), invalid_invoice()));
+    }
+    m.push(("readme.txt".into(), b"not an invoice".to_vec()));
+    m
+}
+
+async fn submit(s: &TestServer, zip: Vec<u8>, key: Option<&str>) -> reqwest::Response {
+    let mut r = s
+        .v1(Method::POST, "/v1/batches?mode=validate", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(zip);
+    if let Some(k) = key {
+        r = r.header("Idempotency-Key", k);
+    }
+    r.send().await.unwrap()
+}
+
+/// The batch once its status is final.
+async fn finished(s: &TestServer, id: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let b: Value = s
+            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
+            .value()
+            .await;
+        if b["status"] == "completed" || b["status"] == "failed" {
+            return b;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "batch still {b}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn fast(c: &mut invex_server::config::Config) {
+    c.batches.poll_ms = 20;
+    c.batches.claim = 8;
+    c.webhooks.poll_interval_ms = 20;
+}
+
+#[tokio::test]
+async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_events() {
+    let s = TestServer::with(fast).await;
+    let receiver = Receiver::scripted(&[]);
+    let hook = receiver.serve().await;
+    let r = s
+        .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
+        .json(
+            &json!({"url": hook, "event_types": ["batch.completed", "batch.remediation_required"]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+
+    let r = submit(&s, zip_of(&mixed()), Some("nightly-2027-01-15")).await;
+    assert_eq!(r.status(), 202);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    let accepted: Value = r.json().await.unwrap();
+    let id = accepted["id"].as_str().unwrap().to_string();
+    assert_eq!(location, format!("/v1/batches/{id}"));
+    assert!(["received", "processing"].contains(&accepted["status"].as_str().unwrap()));
+    assert_eq!(accepted["environment"], "sandbox");
+
+    let b = finished(&s, &id).await;
+    assert_eq!(b["status"], "completed", "{b}");
+    assert_eq!(b["documents"], 36);
+    assert_eq!(b["done"], 36);
+    assert_eq!(b["counts"], json!({"valid": 30, "invalid": 5, "failed": 1}));
+    assert!(b["rate_per_second"].as_f64().unwrap() > 0.0);
+    assert!(b["finished_at"].is_string());
+
+    // The same upload with the same key: the batch it made, not a second one.
+    let again = submit(&s, zip_of(&mixed()), Some("nightly-2027-01-15")).await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.json::<Value>().await.unwrap()["id"], id.as_str());
+
+    // Outcomes page by page in upload order, filtered, and one document whole.
+    let page: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents?limit=10"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let seqs: Vec<i64> = page["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, (1..=10).collect::<Vec<_>>());
+    assert_eq!(page["documents"][0]["name"], "invoices/FV-001.xml");
+    assert_eq!(page["next_after"], 10);
+    assert!(
+        page["documents"][0].get("result").is_none(),
+        "pages carry no reports"
+    );
+    let next: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents?limit=10&after=10"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(next["documents"][0]["seq"], 11);
+    let invalid: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents?outcome=invalid"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let names: Vec<&str> = invalid["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "invoices/bad-1.xml",
+            "invoices/bad-2.xml",
+            "invoices/bad-3.xml",
+            "invoices/bad-4.xml",
+            "invoices/bad-5.xml"
+        ]
+    );
+    let one: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/31"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(one["outcome"], "invalid");
+    assert_eq!(one["result"]["verdict"], "invalid");
+    assert!(one["result"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["severity"] == "fatal"));
+    let txt: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/36"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(txt["outcome"], "failed");
+    assert!(txt["result"]["problem"]["detail"].is_string(), "{txt}");
+
+    // Every result as NDJSON.
+    let r = s
+        .v1(Method::GET, &format!("/v1/batches/{id}/results"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/x-ndjson");
+    let text = r.text().await.unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 36);
+    assert_eq!(lines[0]["seq"], 1);
+    assert_eq!(lines[0]["result"]["verdict"], "valid");
+
+    // The events: one per document to correct, one at the end (after them all).
+    let got = receiver.wait_for(7).await;
+    let types: Vec<String> = got
+        .iter()
+        .map(|r| r.json()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        types
+            .iter()
+            .filter(|t| *t == "batch.remediation_required")
+            .count(),
+        6,
+        "{types:?}"
+    );
+    let done: Vec<Value> = got
+        .iter()
+        .map(|r| r.json())
+        .filter(|e| e["type"] == "batch.completed")
+        .collect();
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        done[0]["data"]["counts"],
+        json!({"valid": 30, "invalid": 5, "failed": 1})
+    );
+    assert_eq!(
+        done[0]["data"]["links"]["results"],
+        format!("/v1/batches/{id}/results")
+    );
+    let bad = got
+        .iter()
+        .map(|r| r.json())
+        .find(|e| e["data"]["document"]["name"] == "invoices/bad-1.xml")
+        .expect("an event for bad-1.xml");
+    assert_eq!(bad["data"]["document"]["seq"], 31);
+    assert!(!bad["data"]["findings"].as_array().unwrap().is_empty());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(receiver.received().len(), 7, "no event twice");
+}
+
+#[tokio::test]
+async fn unreadable_uploads_fail_whole_and_the_limits_and_tenants_hold() {
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.batches.max_bytes = 64 * 1024;
+        c.batches.max_documents = 3;
+    })
+    .await;
+    // Not a ZIP: taken (it is only read in the background), then failed with the reason.
+    let r = submit(&s, b"PK not really".to_vec(), None).await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = finished(&s, &id).await;
+    assert_eq!(b["status"], "failed");
+    assert!(
+        b["error"].as_str().unwrap().contains("not a readable ZIP"),
+        "{b}"
+    );
+    // More documents than allowed: failed, none of them processed.
+    let four: Vec<(String, Vec<u8>)> = (1..=4)
+        .map(|i| (format!("{i}.xml"), example("invoice-sk.xml")))
+        .collect();
+    let r = submit(&s, zip_of(&four), None).await;
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = finished(&s, &id).await;
+    assert_eq!(b["status"], "failed");
+    assert!(
+        b["error"]
+            .as_str()
+            .unwrap()
+            .contains("more than 3 documents"),
+        "{b}"
+    );
+    assert_eq!(b["done"], 0);
+
+    // Refused before anything is stored: the content type, the size, an empty body, a bad
+    // profile.
+    let r = s
+        .v1(Method::POST, "/v1/batches", BOOTSTRAP)
+        .header("Content-Type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let r = submit(&s, vec![b'x'; 70 * 1024], None).await;
+    assert_eq!(r.status(), 413);
+    let r = submit(&s, Vec::new(), None).await;
+    assert_eq!(r.status(), 400);
+    let r = s
+        .v1(Method::POST, "/v1/batches?profile=nonesuch", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(zip_of(&four[..1]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "{}", r.text().await.unwrap());
+
+    // Another tenant sees nothing of it; the /api family answers the same batch.
+    let tenant: Value = s
+        .v1(Method::POST, "/v1/tenants", BOOTSTRAP)
+        .json(&json!({"name": "Iná firma"}))
+        .value()
+        .await;
+    let other = tenant["admin_key"]["key"]
+        .as_str()
+        .expect("the new tenant's key");
+    for path in [
+        format!("/v1/batches/{id}"),
+        format!("/v1/batches/{id}/results"),
+    ] {
+        let r = s.v1(Method::GET, &path, other).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+    }
+    let r = s
+        .api(Method::GET, &format!("/api/batches/{id}"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
