@@ -330,3 +330,176 @@ async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key
     server.kill().expect("stop");
     let _ = server.wait();
 }
+
+/// A ZIP of `valid` copies of the example and `invalid` ones with an unknown currency.
+fn batch_zip(template: &str, valid: usize, invalid: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut out = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut out);
+    let options = zip::write::SimpleFileOptions::default();
+    for n in 0..valid + invalid {
+        let mut doc = invoice_numbered(template, &format!("B-{n:05}"));
+        if n >= valid {
+            doc = String::from_utf8(doc)
+                .expect("utf-8")
+                .replacen(
+                    ">EUR</cbc:DocumentCurrencyCode>",
+                    ">XXX</cbc:DocumentCurrencyCode>",
+                    1,
+                )
+                .into_bytes();
+        }
+        w.start_file(format!("doc-{n:05}.xml"), options)
+            .expect("a member");
+        w.write_all(&doc).expect("its content");
+    }
+    w.finish().expect("the archive");
+    out.into_inner()
+}
+
+/// SIGKILL while a batch is split and validated, at a random moment, three times over; after
+/// each restart the batch resumes (the dead worker's claims expire) and ends with every
+/// document's outcome recorded once: the counts add up to the documents, every document is in
+/// the results once, and each invalid one was announced by one event.
+#[tokio::test]
+async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let serve_batches = |dir: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_invex"));
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        c.arg("serve")
+            .env("INVEX_BIND", format!("127.0.0.1:{port}"))
+            .env(
+                "INVEX_DATABASE_URL",
+                format!("sqlite://{}?mode=rwc", dir.join("invex.db").display()),
+            )
+            .env("INVEX_RULEPACKS", repo.join("rulepacks"))
+            .env("INVEX_WATCH_RULEPACKS", "false")
+            .env("INVEX_BOOTSTRAP_KEY", KEY)
+            .env("INVEX_BATCHES_POLL_MS", "20")
+            .env("INVEX_BATCHES_CLAIM", "8")
+            .env("INVEX_BATCHES_LEASE_SECS", "2")
+            .env("INVEX_WEBHOOKS_WORKER", "false")
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c.spawn().expect("invex serve starts")
+    };
+    let template = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
+    )
+    .expect("example");
+    let (valid, invalid) = (270, 30);
+    let mut server = serve_batches(dir.path());
+    ready(&client, &base).await;
+    let r = client
+        .post(format!("{base}/v1/batches"))
+        .header("X-API-Key", KEY)
+        .header("Content-Type", "application/zip")
+        .body(batch_zip(&template, valid, invalid))
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(r.status().as_u16(), 202);
+    let id = r.json::<Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    eprintln!("batch crash seed {seed}");
+    let mut rng = Lcg(seed);
+    let batch = |client: &reqwest::Client| {
+        let url = format!("{base}/v1/batches/{id}");
+        let client = client.clone();
+        async move {
+            client
+                .get(url)
+                .header("X-API-Key", KEY)
+                .send()
+                .await
+                .ok()?
+                .json::<Value>()
+                .await
+                .ok()
+        }
+    };
+    let mut interrupted = 0;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(50 + rng.next(400))).await;
+        if batch(&client)
+            .await
+            .is_some_and(|b| b["status"] != "completed")
+        {
+            interrupted += 1;
+        }
+        server.kill().expect("SIGKILL");
+        server.wait().expect("reaped");
+        server = serve_batches(dir.path());
+        ready(&client, &base).await;
+    }
+    assert!(interrupted > 0, "no kill came while the batch was at work");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let done = loop {
+        if let Some(b) = batch(&client).await {
+            if b["status"] == "completed" {
+                break b;
+            }
+            assert!(Instant::now() < deadline, "the batch did not finish: {b}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["documents"], (valid + invalid) as u64);
+    assert_eq!(done["done"], (valid + invalid) as u64);
+    assert_eq!(
+        done["counts"],
+        json!({"valid": valid, "invalid": invalid}),
+        "{done}"
+    );
+    let results = client
+        .get(format!("{base}/v1/batches/{id}/results"))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("results")
+        .text()
+        .await
+        .expect("text");
+    let mut seqs: Vec<i64> = results
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("a JSON line")["seq"]
+                .as_i64()
+                .expect("seq")
+        })
+        .collect();
+    seqs.dedup();
+    assert_eq!(seqs, (1..=(valid + invalid) as i64).collect::<Vec<_>>());
+    server.kill().expect("stop");
+    let _ = server.wait();
+    // One event per invalid document and one for the end, whatever was killed when.
+    let db = format!("sqlite://{}?mode=rw", dir.path().join("invex.db").display());
+    let store = invex_server::store::Store::connect(&db)
+        .await
+        .expect("the database");
+    let (remediation, completed): (i64, i64) = (
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM webhook_events WHERE event_type = 'batch.remediation_required'",
+        )
+        .fetch_one(store.pool())
+        .await
+        .expect("count"),
+        sqlx::query_scalar(
+            "SELECT COUNT(*) FROM webhook_events WHERE event_type = 'batch.completed'",
+        )
+        .fetch_one(store.pool())
+        .await
+        .expect("count"),
+    );
+    assert_eq!((remediation, completed), (invalid as i64, 1));
+}

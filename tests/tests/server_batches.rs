@@ -322,3 +322,54 @@ async fn unreadable_uploads_fail_whole_and_the_limits_and_tenants_hold() {
         .unwrap();
     assert_eq!(r.status(), 200);
 }
+
+#[tokio::test]
+async fn a_retry_takes_the_place_of_an_upload_that_never_arrived_whole() {
+    let s = TestServer::with(fast).await;
+    // The server stopped under an upload: its batch is still `uploading`.
+    let store = &s.running.as_ref().unwrap().state.store;
+    let stale = invex_server::store::BatchRecord {
+        id: "batch_stale".into(),
+        tenant_id: invex_server::store::OPERATOR_TENANT_ID.into(),
+        environment: "sandbox".into(),
+        mode: "validate".into(),
+        profile: None,
+        rules_at: "2027-01-15".into(),
+        input_sha256: String::new(),
+        input_bytes: 0,
+        status: "uploading".into(),
+        documents: 0,
+        done: 0,
+        error: None,
+        idempotency_key: Some("export-42".into()),
+        created_at: invex_server::clock::now(),
+        started_at: None,
+        finished_at: None,
+    };
+    store.insert_batch(&stale).await.unwrap();
+    store
+        .insert_batch_chunk("batch_stale", 0, "cGFydA==")
+        .await
+        .unwrap();
+    // The client retries with its key: a new upload, processed whole.
+    let one = vec![("one.xml".to_string(), example("invoice-sk.xml"))];
+    let r = submit(&s, zip_of(&one), Some("export-42")).await;
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(id, "batch_stale");
+    let b = finished(&s, &id).await;
+    assert_eq!(b["counts"], json!({"valid": 1}));
+    let gone = s
+        .v1(Method::GET, "/v1/batches/batch_stale", BOOTSTRAP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    // And the key answers that batch from now on.
+    let again = submit(&s, zip_of(&one), Some("export-42")).await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.json::<Value>().await.unwrap()["id"], id.as_str());
+}

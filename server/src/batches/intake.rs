@@ -80,7 +80,18 @@ where
             .batch(&new.tenant_id, &id)
             .await?
             .ok_or_else(|| IntakeError::Body("the batch of this idempotency key is gone".into()))?;
-        return Ok(Intake::Existing(existing));
+        if existing.status != "uploading" {
+            return Ok(Intake::Existing(existing));
+        }
+        // The upload this key began never arrived whole (the server stopped under it): this
+        // retry takes its place.
+        store.drop_batch_upload(&existing.id).await?;
+        if let BatchInserted::Existing(other) = store.insert_batch(&record).await? {
+            let b = store.batch(&new.tenant_id, &other).await?.ok_or_else(|| {
+                IntakeError::Body("the batch of this idempotency key is gone".into())
+            })?;
+            return Ok(Intake::Existing(b));
+        }
     }
     match store_body(store, config, &record.id, &mut body).await {
         Ok((sha256, total)) => {

@@ -47,8 +47,9 @@ pub struct BatchQuery {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BatchView {
     pub id: String,
-    /// `received` (stored, not yet split), `processing`, `completed`, or `failed` (the
-    /// upload could not be read; `error` says why).
+    /// `uploading` (the upload is still arriving), `received` (stored, not yet split),
+    /// `processing`, `completed`, or `failed` (the upload could not be read; `error` says
+    /// why).
     pub status: String,
     pub mode: String,
     pub profile: Option<String>,
