@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Batch benchmark (issue 20): a ZIP of N typical invoices (default 10,000; numbered copies of
 # examples/invoice-sk.xml) submitted to a release `invex serve` (sandbox, SQLite, one
-# instance, the batch worker on both cores' pool), its progress sampled while it runs, and
+# instance, the batch worker with its defaults), its progress sampled while it runs, and
 #   - the upload time (until the 202),
 #   - the processing rate: documents / (finished_at - started_at), i.e. after the upload and
 #     the split, as the issue counts it,
@@ -22,7 +22,7 @@ PORT=18082
 
 INVEX_BIND=127.0.0.1:$PORT INVEX_DATABASE_URL="sqlite://$DATA/invex.db?mode=rwc" \
 INVEX_BOOTSTRAP_KEY="$KEY" INVEX_RATE_PER_SECOND=1000000 INVEX_RATE_BURST=1000000 \
-INVEX_WATCH_RULEPACKS=false INVEX_BATCHES_POLL_MS=20 INVEX_BATCHES_CLAIM=256 \
+INVEX_WATCH_RULEPACKS=false INVEX_BATCHES_POLL_MS=20 \
 RUST_LOG=warn "$BIN" serve >"$DATA/server.log" 2>&1 &
 SERVER=$!
 trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$DATA"' EXIT

@@ -1167,6 +1167,8 @@ async fn two_instances_on_postgres_share_one_batch_and_process_each_document_onc
         c.database_url = url.clone();
         c.batches.poll_ms = 10;
         c.batches.claim = 4;
+        // One claimer per instance: two claimers seen means both instances worked.
+        c.batches.loops = 1;
     };
     let a = TestServer::with(fast).await;
     let b = TestServer::with(fast).await;

@@ -10,6 +10,8 @@ pub struct BatchesConfig {
     /// Run the batch worker in this instance (several may: documents are claimed with
     /// leases, so each is processed by one worker).
     pub worker: bool,
+    /// Claimers in this instance's worker (one validates while another records).
+    pub loops: u32,
     /// How often an idle worker looks for work, in milliseconds.
     pub poll_ms: u64,
     /// How long a claim holds before another worker may take the work over, in seconds.
@@ -30,9 +32,10 @@ impl Default for BatchesConfig {
     fn default() -> Self {
         BatchesConfig {
             worker: true,
+            loops: 2,
             poll_ms: 500,
             lease_secs: 120,
-            claim: 64,
+            claim: 256,
             max_bytes: 1 << 30,
             max_documents: 100_000,
             max_document_bytes: 16 << 20,
@@ -46,6 +49,7 @@ impl BatchesConfig {
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
         match key {
             "BATCHES_WORKER" => self.worker = crate::config::parse_bool(&value)?,
+            "BATCHES_LOOPS" => self.loops = parse(&value)?,
             "BATCHES_POLL_MS" => self.poll_ms = parse(&value)?,
             "BATCHES_LEASE_SECS" => self.lease_secs = parse(&value)?,
             "BATCHES_CLAIM" => self.claim = parse(&value)?,

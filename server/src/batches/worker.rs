@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use super::split::{self, Split};
 use super::BatchesConfig;
 use crate::admission::Admission;
-use crate::store::{BatchRecord, Notice, Store};
+use crate::store::{BatchRecord, ClaimedDocument, Notice, Store};
 use crate::webhooks::events::EventType;
 
 /// What the worker works with.
@@ -29,17 +29,17 @@ pub struct BatchWork {
     pub max_findings: usize,
 }
 
-/// The running worker; stopping it lets the current round end (its claims expire if cut).
+/// The running worker; stopping it lets the current rounds end (claims cut short expire).
 pub struct BatchWorker {
     stop: watch::Sender<bool>,
-    task: std::sync::Mutex<Option<JoinHandle<()>>>,
+    tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl BatchWorker {
     pub async fn stop(&self) {
         let _ = self.stop.send(true);
-        let task = self.task.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(mut task) = task {
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        for mut task in tasks {
             if tokio::time::timeout(Duration::from_secs(10), &mut task)
                 .await
                 .is_err()
@@ -50,14 +50,17 @@ impl BatchWorker {
     }
 }
 
-/// Start the worker.
+/// Start the worker: `config.loops` claimers, so that one validates while another records
+/// its results (each claim is the work of one of them, under its own id).
 pub fn spawn(work: BatchWork) -> BatchWorker {
     let (tx, rx) = watch::channel(false);
-    let id = crate::ids::new_id("wkr");
-    let task = tokio::spawn(run(Arc::new(work), id, rx));
+    let work = Arc::new(work);
+    let tasks = (0..work.config.loops.max(1))
+        .map(|_| tokio::spawn(run(work.clone(), crate::ids::new_id("wkr"), rx.clone())))
+        .collect();
     BatchWorker {
         stop: tx,
-        task: std::sync::Mutex::new(Some(task)),
+        tasks: std::sync::Mutex::new(tasks),
     }
 }
 
@@ -123,24 +126,36 @@ async fn round(work: &BatchWork, id: &str) -> Result<bool, String> {
     }
     let catalog = work.registry.current();
     let (parse, max_findings) = (work.parse.clone(), work.max_findings);
-    let docs = Arc::new(docs);
-    // On the shared pool of heavy work, as API requests are: when it is full, wait a moment
-    // and ask again (the claim holds meanwhile).
-    let results = loop {
-        let (catalog, parse, docs) = (catalog.clone(), parse.clone(), docs.clone());
-        match work
-            .admission
-            .run(move || {
-                docs.iter()
-                    .map(|d| super::process::process(&catalog, &parse, max_findings, d))
-                    .collect::<Vec<_>>()
-            })
-            .await
-        {
-            Ok(r) => break r,
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+    // One job per worker of the pool, each over its share of the claim, so that a claim
+    // uses every core; on the shared pool of heavy work, as API requests are: when it is
+    // full, a job waits a moment and asks again (the claim holds meanwhile).
+    let share = docs.len().div_ceil(work.admission.workers().max(1));
+    let jobs = docs.chunks(share.max(1)).map(|part| {
+        let part: Arc<Vec<ClaimedDocument>> = Arc::new(part.to_vec());
+        let (catalog, parse) = (catalog.clone(), parse.clone());
+        async move {
+            loop {
+                let (catalog, parse, part) = (catalog.clone(), parse.clone(), part.clone());
+                match work
+                    .admission
+                    .run(move || {
+                        part.iter()
+                            .map(|d| super::process::process(&catalog, &parse, max_findings, d))
+                            .collect::<Vec<_>>()
+                    })
+                    .await
+                {
+                    Ok(r) => break r,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
         }
-    };
+    });
+    let results: Vec<_> = futures_util::future::join_all(jobs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
     let finished = work
         .store
         .record_batch_results(id, &results, &crate::clock::now(), completed)
