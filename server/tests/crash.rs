@@ -21,10 +21,22 @@ fn free_port() -> u16 {
 }
 
 fn serve(dir: &Path, port: u16) -> Child {
+    serve_with(
+        dir,
+        port,
+        // A request still running 1 s after a crash is taken over at once by its retry.
+        &[
+            ("INVEX_SENDING_ABANDONED_AFTER_SECS", "1"),
+            ("INVEX_SENDING_POLL_MS", "50"),
+        ],
+    )
+}
+
+/// `invex serve` on `port` with its database in `dir`, the shipped packs, the test key, and
+/// `env` besides.
+fn serve_with(dir: &Path, port: u16, env: &[(&str, &str)]) -> Child {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     Command::new(env!("CARGO_BIN_EXE_invex"))
-        // A request still running 1 s after a crash is taken over at once by its retry.
-        .env("INVEX_SENDING_ABANDONED_AFTER_SECS", "1")
         .arg("serve")
         .env("INVEX_BIND", format!("127.0.0.1:{port}"))
         .env(
@@ -34,8 +46,8 @@ fn serve(dir: &Path, port: u16) -> Child {
         .env("INVEX_RULEPACKS", repo.join("rulepacks"))
         .env("INVEX_WATCH_RULEPACKS", "false")
         .env("INVEX_BOOTSTRAP_KEY", KEY)
-        .env("INVEX_SENDING_POLL_MS", "50")
         .env("RUST_LOG", "error")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -368,25 +380,16 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let serve_batches = |dir: &Path| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_invex"));
-        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        c.arg("serve")
-            .env("INVEX_BIND", format!("127.0.0.1:{port}"))
-            .env(
-                "INVEX_DATABASE_URL",
-                format!("sqlite://{}?mode=rwc", dir.join("invex.db").display()),
-            )
-            .env("INVEX_RULEPACKS", repo.join("rulepacks"))
-            .env("INVEX_WATCH_RULEPACKS", "false")
-            .env("INVEX_BOOTSTRAP_KEY", KEY)
-            .env("INVEX_BATCHES_POLL_MS", "20")
-            .env("INVEX_BATCHES_CLAIM", "8")
-            .env("INVEX_BATCHES_LEASE_SECS", "2")
-            .env("INVEX_WEBHOOKS_WORKER", "false")
-            .env("RUST_LOG", "error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c.spawn().expect("invex serve starts")
+        serve_with(
+            dir,
+            port,
+            &[
+                ("INVEX_BATCHES_POLL_MS", "20"),
+                ("INVEX_BATCHES_CLAIM", "8"),
+                ("INVEX_BATCHES_LEASE_SECS", "2"),
+                ("INVEX_WEBHOOKS_WORKER", "false"),
+            ],
+        )
     };
     let template = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
