@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod convert;
 pub mod ids;
+pub mod invoice;
 pub mod listener;
 pub mod mail;
 pub mod metrics;
@@ -33,6 +34,7 @@ pub mod validation;
 pub mod vat;
 pub mod webhooks;
 pub mod xmltree;
+pub mod xmlwrite;
 
 pub use config::{Config, Mode};
 pub use server::{start, Running};

@@ -1,6 +1,6 @@
 //! Artifacts returned for a sent invoice: a PDF rendition of its UBL XML.
 //!
-//! [`render_pdf`] reads the printed business terms ([`invoice_view::read`]), lays them out
+//! [`render_pdf`] reads the printed business terms ([`crate::invoice::read`]), lays them out
 //! on A4 pages and writes a PDF with the vendored DejaVu Sans embedded as a subset with a
 //! ToUnicode map, so the text extracts exactly. The output is deterministic: the same XML
 //! gives the same bytes. See `docs/artifacts.md`.
@@ -8,21 +8,18 @@
 mod document;
 mod font;
 mod format;
-pub mod invoice_view;
 mod layout;
 mod pdf;
 
 #[cfg(test)]
 mod tests;
 
-pub use invoice_view::InvoiceView;
+pub use crate::invoice::InvoiceView;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("the invoice XML cannot be read: {0}")]
-    Xml(invex_engine::document::ParseError),
-    #[error("not a UBL Invoice or CreditNote: the root element is <{0}>")]
-    NotUbl(String),
+    #[error(transparent)]
+    Read(#[from] crate::invoice::ReadError),
     #[error("font {font}: {message}")]
     Font { font: &'static str, message: String },
     #[error("the rendition is too large for a PDF")]
@@ -41,7 +38,7 @@ pub fn render_pdf(xml: &[u8]) -> Result<Vec<u8>, RenderError> {
 
 /// As [`render_pdf`], with `mark` (e.g. [`SANDBOX_MARK`]) at the top of every page.
 pub fn render_pdf_marked(xml: &[u8], mark: Option<&str>) -> Result<Vec<u8>, RenderError> {
-    let view = invoice_view::read(xml)?;
+    let view = crate::invoice::read(xml)?;
     let fonts = font::Fonts::load()?;
     let pages = document::compose(&view, layout::Layout::new(&fonts), mark);
     let meta = pdf::Meta {

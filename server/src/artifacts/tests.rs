@@ -6,7 +6,8 @@ use lopdf::{Document, Object};
 
 use super::font::Fonts;
 use super::layout::{Layout, Op, PAGE_HEIGHT, PAGE_WIDTH};
-use super::{document, invoice_view, render_pdf, RenderError};
+use super::{document, render_pdf, RenderError};
+use crate::invoice::{self as invoice_view, ReadError};
 
 const INVOICE_SK: &str = include_str!("testdata/invoice-sk.xml");
 const CREDIT_NOTE_SK: &str = include_str!("testdata/creditnote-sk.xml");
@@ -312,13 +313,13 @@ fn malformed_input_is_an_error_not_a_panic() {
         deep.as_str(),
     ] {
         match render_pdf(bad.as_bytes()) {
-            Err(RenderError::Xml(_)) => {}
+            Err(RenderError::Read(ReadError::Xml(_))) => {}
             other => panic!("{bad:.40?} gave {other:?}"),
         }
     }
     assert!(matches!(
         render_pdf(b"<Order><ID>1</ID></Order>"),
-        Err(RenderError::NotUbl(root)) if root == "Order"
+        Err(RenderError::Read(ReadError::NotUbl(root))) if root == "Order"
     ));
     assert!(render_pdf(&[0xff, 0xfe, 0x00, 0x3c]).is_err());
 }

@@ -17,4 +17,4 @@ pub mod tabular;
 pub mod ubl;
 
 #[cfg(test)]
-mod roundtrip;
+pub(crate) mod roundtrip;

@@ -1,12 +1,12 @@
 //! Round trip: a draft written as UBL, rendered to PDF by invex itself and converted back
 //! gives the same business terms. The yardstick for "the same" is what
-//! [`invoice_view::read`] says the XML holds, so the renderer and the extractor are held
+//! [`invoice::read`] says the XML holds, so the renderer and the extractor are held
 //! to one reading of the document.
 
 use super::model::{DocumentKind, Draft, Field, Source};
 use super::ubl::tests::{fatals, slovak_draft};
 use super::{pdf, ubl};
-use crate::artifacts::invoice_view::{self, InvoiceView, Party as ViewParty};
+use crate::invoice::{self as invoice, InvoiceView, Party as ViewParty};
 use rust_decimal::Decimal;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -104,8 +104,8 @@ fn compare_party(diff: &mut Diff, role: &str, want: &ViewParty, got: &super::mod
 fn compare(view: &InvoiceView, d: &Draft) -> Diff {
     let mut diff = Diff::default();
     let kind = match view.kind {
-        invoice_view::DocumentKind::Invoice => DocumentKind::Invoice,
-        invoice_view::DocumentKind::CreditNote => DocumentKind::CreditNote,
+        invoice::DocumentKind::Invoice => DocumentKind::Invoice,
+        invoice::DocumentKind::CreditNote => DocumentKind::CreditNote,
     };
     if kind != d.kind {
         diff.0
@@ -193,7 +193,7 @@ fn assert_round_trip(name: &str, original: &Draft) -> Draft {
         missing.is_empty() && invented.is_empty(),
         "{name}: lost or changed: {missing:#?}\ninvented: {invented:#?}\ntext:\n{text}"
     );
-    let view = invoice_view::read(&xml).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let view = invoice::read(&xml).unwrap_or_else(|e| panic!("{name}: {e}"));
     compare(&view, &back).assert_empty(name, &text);
     back
 }
@@ -301,7 +301,7 @@ fn converted_drafts_validate_under_peppol_bis3() {
 
 /// The conformance corpus (`INVEX_CONFORMANCE`, else `../shared/conformance` next to the
 /// repository), if present.
-fn corpus() -> Option<PathBuf> {
+pub(crate) fn corpus() -> Option<PathBuf> {
     let root = std::env::var_os("INVEX_CONFORMANCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -312,7 +312,7 @@ fn corpus() -> Option<PathBuf> {
 }
 
 /// Every UBL document in the corpus whose file name contains `example`.
-fn examples(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn examples(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -351,7 +351,7 @@ fn corpus_examples_convert_back_to_what_their_xml_states() {
             .display()
             .to_string();
         let xml = std::fs::read(path).unwrap();
-        let view = invoice_view::read(&xml).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let view = invoice::read(&xml).unwrap_or_else(|e| panic!("{name}: {e}"));
         let (back, text) = convert(&name, &xml);
         let diff = compare(&view, &back);
         if !diff.0.is_empty() {

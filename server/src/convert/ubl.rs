@@ -7,7 +7,7 @@
 //! reports them and the review gate holds the draft.
 
 use super::model::{DocumentKind, Draft, Field, Line, Party};
-use quick_xml::escape::escape;
+use crate::xmlwrite::Xml;
 use rust_decimal::{Decimal, RoundingStrategy};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -111,34 +111,8 @@ fn exemption_code(category: &str) -> Option<&'static str> {
     }
 }
 
-struct Xml(String);
-
-impl Xml {
-    fn leaf(&mut self, name: &str, value: &str) {
-        let _ = write!(self.0, "<{name}>{}</{name}>", escape(value));
-    }
-    fn leaf_attr(&mut self, name: &str, attr: &str, attr_value: &str, value: &str) {
-        let _ = write!(
-            self.0,
-            "<{name} {attr}=\"{}\">{}</{name}>",
-            escape(attr_value),
-            escape(value)
-        );
-    }
-    fn opt(&mut self, name: &str, value: Option<&str>) {
-        if let Some(v) = value {
-            self.leaf(name, v);
-        }
-    }
-    fn money(&mut self, name: &str, currency: &str, value: Decimal) {
-        self.leaf_attr(name, "currencyID", currency, &amount(value));
-    }
-    fn open(&mut self, name: &str) {
-        let _ = write!(self.0, "<{name}>");
-    }
-    fn close(&mut self, name: &str) {
-        let _ = write!(self.0, "</{name}>");
-    }
+fn money_leaf(x: &mut Xml, name: &str, currency: &str, value: Decimal) {
+    x.leaf_attr(name, "currencyID", currency, &amount(value));
 }
 
 /// `scheme:value` → (scheme, value); a bare value has no scheme.
@@ -253,7 +227,7 @@ pub fn write(draft: &Draft) -> Vec<u8> {
         )
     };
     let currency = text(&draft.currency).unwrap_or("EUR").to_ascii_uppercase();
-    let mut x = Xml(String::with_capacity(4096 + draft.lines.len() * 600));
+    let mut x = Xml::with_capacity(4096 + draft.lines.len() * 600);
     x.0.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = write!(
         x.0,
@@ -268,14 +242,17 @@ pub fn write(draft: &Draft) -> Vec<u8> {
         f.as_ref().map(|f| f.value.format("%Y-%m-%d").to_string())
     };
     x.opt("cbc:IssueDate", date(&draft.issue_date).as_deref());
+    // UBL orders these differently in the two documents.
     if !credit {
         x.opt("cbc:DueDate", date(&draft.due_date).as_deref());
         x.leaf("cbc:InvoiceTypeCode", "380");
+        x.opt("cbc:Note", text(&draft.note));
+        x.opt("cbc:TaxPointDate", date(&draft.tax_point_date).as_deref());
     } else {
+        x.opt("cbc:TaxPointDate", date(&draft.tax_point_date).as_deref());
         x.leaf("cbc:CreditNoteTypeCode", "381");
+        x.opt("cbc:Note", text(&draft.note));
     }
-    x.opt("cbc:Note", text(&draft.note));
-    x.opt("cbc:TaxPointDate", date(&draft.tax_point_date).as_deref());
     x.leaf("cbc:DocumentCurrencyCode", &currency);
     x.opt("cbc:BuyerReference", text(&draft.buyer_reference));
     if let Some(order) = text(&draft.order_reference) {
@@ -320,21 +297,41 @@ pub fn write(draft: &Draft) -> Vec<u8> {
     }
 
     x.open("cac:TaxTotal");
-    x.money("cbc:TaxAmount", &currency, computed.tax_total);
+    money_leaf(&mut x, "cbc:TaxAmount", &currency, computed.tax_total);
     for group in &computed.vat {
         x.open("cac:TaxSubtotal");
-        x.money("cbc:TaxableAmount", &currency, group.taxable);
-        x.money("cbc:TaxAmount", &currency, group.tax);
+        money_leaf(&mut x, "cbc:TaxableAmount", &currency, group.taxable);
+        money_leaf(&mut x, "cbc:TaxAmount", &currency, group.tax);
         tax_category(&mut x, "cac:TaxCategory", &group.category, group.rate);
         x.close("cac:TaxSubtotal");
     }
     x.close("cac:TaxTotal");
 
     x.open("cac:LegalMonetaryTotal");
-    x.money("cbc:LineExtensionAmount", &currency, computed.line_total);
-    x.money("cbc:TaxExclusiveAmount", &currency, computed.line_total);
-    x.money("cbc:TaxInclusiveAmount", &currency, computed.tax_inclusive);
-    x.money("cbc:PayableAmount", &currency, computed.tax_inclusive);
+    money_leaf(
+        &mut x,
+        "cbc:LineExtensionAmount",
+        &currency,
+        computed.line_total,
+    );
+    money_leaf(
+        &mut x,
+        "cbc:TaxExclusiveAmount",
+        &currency,
+        computed.line_total,
+    );
+    money_leaf(
+        &mut x,
+        "cbc:TaxInclusiveAmount",
+        &currency,
+        computed.tax_inclusive,
+    );
+    money_leaf(
+        &mut x,
+        "cbc:PayableAmount",
+        &currency,
+        computed.tax_inclusive,
+    );
     x.close("cac:LegalMonetaryTotal");
 
     for (i, line) in draft.lines.iter().enumerate() {
@@ -348,7 +345,7 @@ pub fn write(draft: &Draft) -> Vec<u8> {
             x.leaf_attr(qty_el, "unitCode", unit, &q.normalize().to_string());
         }
         if let Some(net) = computed.line_nets.get(i).copied().flatten() {
-            x.money("cbc:LineExtensionAmount", &currency, net);
+            money_leaf(&mut x, "cbc:LineExtensionAmount", &currency, net);
         }
         x.open("cac:Item");
         x.opt("cbc:Name", text(&line.name));

@@ -2,7 +2,7 @@
 //! (seller, number BT-1, issue date BT-2), used to match it with a held conversion and with
 //! invoices already sent, and the buyer's electronic address (BT-49) for support searches.
 
-use crate::artifacts::invoice_view::{self, InvoiceView, Party};
+use crate::invoice::{self, InvoiceView, Party};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Identity {
@@ -62,9 +62,7 @@ pub fn of_view(view: &InvoiceView) -> Identity {
 
 /// The identity of a document; anything unreadable just leaves fields empty.
 pub fn identity(xml: &[u8]) -> Identity {
-    invoice_view::read(xml)
-        .map(|v| of_view(&v))
-        .unwrap_or_default()
+    invoice::read(xml).map(|v| of_view(&v)).unwrap_or_default()
 }
 
 impl Identity {

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::artifacts::invoice_view::{self, Identifier, InvoiceView, Party};
+use crate::invoice::{self, Identifier, InvoiceView, Party};
 use crate::peppol::identifier::ParticipantId;
 use crate::vat::local::{self, LocalFault};
 
@@ -110,7 +110,7 @@ pub fn check_view(view: &InvoiceView) -> Vec<IdentifierFault> {
 /// Check a document's identifiers; a document that cannot be read has none to check
 /// (validation reports why it cannot be read).
 pub fn check(xml: &[u8]) -> Vec<IdentifierFault> {
-    invoice_view::read(xml)
+    invoice::read(xml)
         .map(|v| check_view(&v))
         .unwrap_or_default()
 }

@@ -507,7 +507,7 @@ fn examine(
     let doc = validation::parse(bytes, limits)?;
     // A document that is not a UBL invoice has no identifiers to check; the rules say
     // what is wrong with it.
-    let view = crate::artifacts::invoice_view::from_document(&doc).ok();
+    let view = crate::invoice::from_document(&doc).ok();
     let identity = view.as_ref().map(document::of_view).unwrap_or_default();
     let faults = view
         .as_ref()

@@ -7,8 +7,8 @@
 mod tables;
 
 use super::format;
-use super::invoice_view::{Address, Delivery, DocumentKind, InvoiceView, Party, PaymentMeans};
 use super::layout::{Layout, Page, Style, TextLine, CONTENT_WIDTH, MARGIN};
+use crate::invoice::{Address, Delivery, DocumentKind, InvoiceView, Party, PaymentMeans};
 
 /// The document's title, e.g. `Faktúra / Invoice FA-1`.
 pub fn title(view: &InvoiceView) -> String {
@@ -386,7 +386,11 @@ impl Writer<'_, '_> {
             m.payment_id.as_deref(),
             width,
         );
-        self.push(&mut out, "Karta / Card", m.card.as_deref(), width);
+        let card = m.card.as_ref().map(|c| match &c.network {
+            Some(network) => format!("{} ({network})", c.number),
+            None => c.number.clone(),
+        });
+        self.push(&mut out, "Karta / Card", card.as_deref(), width);
         self.push(
             &mut out,
             "Mandát / Mandate reference",

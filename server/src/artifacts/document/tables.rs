@@ -3,10 +3,10 @@
 
 use super::{line, Writer};
 use crate::artifacts::format;
-use crate::artifacts::invoice_view::{AllowanceCharge, Line};
 use crate::artifacts::layout::{
     Align, Cell, Column, LabelValue, Layout, Style, MARGIN, PAGE_WIDTH,
 };
+use crate::invoice::{AllowanceCharge, Line};
 
 const LINE_COLUMNS: [Column; 7] = [
     Column::new("Č.", "No.", 28.0, Align::Left),
@@ -238,7 +238,11 @@ impl Writer<'_, '_> {
             currency,
         );
         add("DPH / VAT total", v.vat_total.as_ref(), currency);
-        if let Some((amount, tax_currency)) = &v.vat_total_tax_currency {
+        if let Some(crate::invoice::TaxCurrencyTotal {
+            amount,
+            currency: tax_currency,
+        }) = &v.vat_total_tax_currency
+        {
             let label = format!("DPH v {tax_currency} / VAT in {tax_currency}");
             let code = (!tax_currency.is_empty()).then_some(tax_currency.as_str());
             add(&label, Some(amount), code);
@@ -318,8 +322,8 @@ fn line_details(l: &Line) -> Vec<String> {
         );
     }
     labelled("Krajina pôvodu / Origin", l.origin_country.clone());
-    for (name, value) in &l.properties {
-        labelled(name, Some(value.clone()));
+    for p in &l.properties {
+        labelled(&p.name, Some(p.value.clone()));
     }
     labelled(
         "Obdobie / Period",

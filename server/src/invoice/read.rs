@@ -1,315 +1,47 @@
-//! What the PDF rendition prints, read from a Peppol BIS 3.0 UBL Invoice or CreditNote.
+//! UBL Invoice or CreditNote → [`InvoiceView`].
 //!
-//! Values are kept as the document states them (trimmed text); formatting is the layout's
-//! business. Reading is lenient about content (a missing or odd value is simply not
-//! printed) and strict only about well-formedness and the root element, since the input has
-//! normally passed validation already.
+//! Values are kept as the document states them (trimmed text). Reading is lenient about
+//! content (a missing or odd value is simply absent) and strict only about
+//! well-formedness and the root element: what the business terms mean is the rules' to
+//! judge.
 
 use invex_engine::document::{Document, Limits};
 
-use super::RenderError;
+use super::model::*;
 use crate::xmltree::{self, Element};
 
 /// UBL nests about a dozen levels; a document far deeper is hostile or broken.
 const MAX_DEPTH: usize = 64;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DocumentKind {
-    Invoice,
-    CreditNote,
+/// Why a document has no business terms to read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("the invoice XML cannot be read: {0}")]
+    Xml(invex_engine::document::ParseError),
+    #[error("not a UBL Invoice or CreditNote: the root element is <{0}>")]
+    NotUbl(String),
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct InvoiceView {
-    pub kind: DocumentKind,
-    /// BT-1
-    pub number: Option<String>,
-    /// BT-3
-    pub type_code: Option<String>,
-    /// BT-2
-    pub issue_date: Option<String>,
-    /// BT-9 (for credit notes it sits in the payment means)
-    pub due_date: Option<String>,
-    /// BT-7
-    pub tax_point_date: Option<String>,
-    /// BT-5
-    pub currency: Option<String>,
-    /// BT-6
-    pub tax_currency: Option<String>,
-    /// BG-14
-    pub period: Option<Period>,
-    /// BT-22 (UBL allows several)
-    pub notes: Vec<String>,
-    pub references: References,
-    pub seller: Party,
-    pub buyer: Party,
-    /// BG-10
-    pub payee: Option<Party>,
-    /// BG-11
-    pub tax_representative: Option<Party>,
-    pub delivery: Option<Delivery>,
-    pub payment_means: Vec<PaymentMeans>,
-    /// BT-20
-    pub payment_terms: Option<String>,
-    /// BG-20 / BG-21
-    pub allowances_charges: Vec<AllowanceCharge>,
-    pub lines: Vec<Line>,
-    /// BG-23
-    pub vat_breakdown: Vec<VatSubtotal>,
-    /// BT-110
-    pub vat_total: Option<String>,
-    /// BT-111, with its currency
-    pub vat_total_tax_currency: Option<(String, String)>,
-    pub totals: Totals,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Period {
-    pub start: Option<String>,
-    pub end: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct References {
-    /// BT-10
-    pub buyer_reference: Option<String>,
-    /// BT-13
-    pub order: Option<String>,
-    /// BT-14
-    pub sales_order: Option<String>,
-    /// BT-12
-    pub contract: Option<String>,
-    /// BT-11
-    pub project: Option<String>,
-    /// BT-16
-    pub despatch_advice: Option<String>,
-    /// BT-15
-    pub receiving_advice: Option<String>,
-    /// BT-17
-    pub tender: Option<String>,
-    /// BT-19
-    pub accounting_cost: Option<String>,
-    /// BG-3
-    pub preceding_invoices: Vec<PrecedingInvoice>,
-    /// BG-24 and BT-18 (type code 130)
-    pub documents: Vec<DocumentReference>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PrecedingInvoice {
-    pub id: String,
-    pub issue_date: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct DocumentReference {
-    pub id: String,
-    pub type_code: Option<String>,
-    pub description: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Party {
-    /// BT-27 / BT-44 (registration name), falling back to the trading name.
-    pub name: Option<String>,
-    /// BT-28 / BT-45 when it differs from the registration name.
-    pub trading_name: Option<String>,
-    /// BT-29 / BT-46, with scheme.
-    pub identifiers: Vec<Identifier>,
-    /// BT-30 / BT-47 (IČO for Slovak parties).
-    pub legal_id: Option<Identifier>,
-    /// BT-33
-    pub legal_form: Option<String>,
-    /// BT-31 / BT-48 (IČ DPH).
-    pub vat_id: Option<String>,
-    /// BT-32 (DIČ).
-    pub tax_id: Option<String>,
-    /// BT-34 / BT-49
-    pub endpoint: Option<Identifier>,
-    pub address: Address,
-    pub contact: Contact,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Identifier {
-    pub scheme: Option<String>,
-    pub value: String,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Address {
-    pub street: Option<String>,
-    pub additional_street: Option<String>,
-    pub line: Option<String>,
-    pub city: Option<String>,
-    pub postcode: Option<String>,
-    pub subdivision: Option<String>,
-    pub country: Option<String>,
-}
-
-impl Address {
-    pub fn is_empty(&self) -> bool {
-        *self == Address::default()
-    }
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Contact {
-    pub name: Option<String>,
-    pub phone: Option<String>,
-    pub email: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Delivery {
-    /// BT-72
-    pub date: Option<String>,
-    /// BT-70
-    pub party_name: Option<String>,
-    /// BT-71
-    pub location_id: Option<Identifier>,
-    pub address: Address,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PaymentMeans {
-    /// BT-81
-    pub code: Option<String>,
-    /// BT-82
-    pub text: Option<String>,
-    /// BT-83
-    pub payment_id: Option<String>,
-    /// BT-84
-    pub account_id: Option<String>,
-    /// BT-85
-    pub account_name: Option<String>,
-    /// BT-86
-    pub bic: Option<String>,
-    /// BT-87 / BT-88
-    pub card: Option<String>,
-    /// BT-89
-    pub mandate: Option<String>,
-    /// BT-91
-    pub debited_account: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct AllowanceCharge {
-    pub is_charge: bool,
-    pub amount: Option<String>,
-    pub base_amount: Option<String>,
-    pub percent: Option<String>,
-    pub reason: Option<String>,
-    pub reason_code: Option<String>,
-    pub vat_category: Option<String>,
-    pub vat_rate: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Line {
-    /// BT-126
-    pub id: Option<String>,
-    /// BT-127
-    pub note: Option<String>,
-    /// BT-129
-    pub quantity: Option<String>,
-    /// BT-130
-    pub unit: Option<String>,
-    /// BT-131 (net of line allowances and charges)
-    pub net_amount: Option<String>,
-    /// BT-133
-    pub accounting_cost: Option<String>,
-    /// BT-132
-    pub order_line: Option<String>,
-    pub period: Option<Period>,
-    /// BT-153
-    pub name: Option<String>,
-    /// BT-154
-    pub description: Option<String>,
-    /// BT-155
-    pub seller_item_id: Option<String>,
-    /// BT-156
-    pub buyer_item_id: Option<String>,
-    /// BT-157
-    pub standard_item_id: Option<Identifier>,
-    /// BT-158
-    pub classifications: Vec<Identifier>,
-    /// BT-159
-    pub origin_country: Option<String>,
-    /// BT-160 / BT-161
-    pub properties: Vec<(String, String)>,
-    /// BT-151
-    pub vat_category: Option<String>,
-    /// BT-152
-    pub vat_rate: Option<String>,
-    /// BT-146
-    pub unit_price: Option<String>,
-    /// BT-149
-    pub base_quantity: Option<String>,
-    /// BT-148
-    pub gross_price: Option<String>,
-    /// BT-147
-    pub price_discount: Option<String>,
-    /// BG-27 / BG-28
-    pub allowances_charges: Vec<AllowanceCharge>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct VatSubtotal {
-    /// BT-118
-    pub category: Option<String>,
-    /// BT-119
-    pub rate: Option<String>,
-    /// BT-116
-    pub taxable: Option<String>,
-    /// BT-117
-    pub tax: Option<String>,
-    /// BT-121
-    pub exemption_code: Option<String>,
-    /// BT-120
-    pub exemption_reason: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Totals {
-    /// BT-106
-    pub line_total: Option<String>,
-    /// BT-107
-    pub allowance_total: Option<String>,
-    /// BT-108
-    pub charge_total: Option<String>,
-    /// BT-109
-    pub tax_exclusive: Option<String>,
-    /// BT-112
-    pub tax_inclusive: Option<String>,
-    /// BT-113
-    pub prepaid: Option<String>,
-    /// BT-114
-    pub rounding: Option<String>,
-    /// BT-115
-    pub payable: Option<String>,
-}
-
-/// Reads the printed business terms of a UBL Invoice or CreditNote.
-pub fn read(xml: &[u8]) -> Result<InvoiceView, RenderError> {
+/// Reads the business terms of a UBL Invoice or CreditNote.
+pub fn read(xml: &[u8]) -> Result<InvoiceView, ReadError> {
     let limits = Limits {
         max_depth: MAX_DEPTH,
         ..Limits::default()
     };
-    let doc = Document::parse_with_limits(xml, &limits).map_err(RenderError::Xml)?;
+    let doc = Document::parse_with_limits(xml, &limits).map_err(ReadError::Xml)?;
     from_document(&doc)
 }
 
 /// The business terms of an already parsed document.
-pub fn from_document(doc: &Document) -> Result<InvoiceView, RenderError> {
+pub fn from_document(doc: &Document) -> Result<InvoiceView, ReadError> {
     from_tree(&xmltree::from_document(doc))
 }
 
-fn from_tree(root: &Element) -> Result<InvoiceView, RenderError> {
+fn from_tree(root: &Element) -> Result<InvoiceView, ReadError> {
     let kind = match root.name.as_str() {
         "Invoice" => DocumentKind::Invoice,
         "CreditNote" => DocumentKind::CreditNote,
-        other => return Err(RenderError::NotUbl(other.to_string())),
+        other => return Err(ReadError::NotUbl(other.to_string())),
     };
     let (type_code, line_name, quantity_name) = match kind {
         DocumentKind::Invoice => ("InvoiceTypeCode", "InvoiceLine", "InvoicedQuantity"),
@@ -319,6 +51,8 @@ fn from_tree(root: &Element) -> Result<InvoiceView, RenderError> {
     let (vat_total, vat_total_tax_currency) = vat_totals(root, currency.as_deref());
     Ok(InvoiceView {
         kind,
+        customization_id: root.text_at("CustomizationID"),
+        profile_id: root.text_at("ProfileID"),
         number: root.text_at("ID"),
         type_code: root.text_at(type_code),
         issue_date: root.text_at("IssueDate"),
@@ -330,7 +64,7 @@ fn from_tree(root: &Element) -> Result<InvoiceView, RenderError> {
         currency,
         period: root.child("InvoicePeriod").and_then(period),
         notes: root.children("Note").filter_map(Element::value).collect(),
-        references: references(root),
+        references: references(root, kind),
         seller: root
             .at("AccountingSupplierParty/Party")
             .map(party)
@@ -342,7 +76,12 @@ fn from_tree(root: &Element) -> Result<InvoiceView, RenderError> {
         payee: root.child("PayeeParty").map(party),
         tax_representative: root.child("TaxRepresentativeParty").map(party),
         delivery: root.child("Delivery").map(delivery),
-        payment_means: root.children("PaymentMeans").map(payment_means).collect(),
+        // A credit note's due date may sit in an otherwise empty payment means.
+        payment_means: root
+            .children("PaymentMeans")
+            .map(payment_means)
+            .filter(|m| !m.is_empty())
+            .collect(),
         payment_terms: root.text_at("PaymentTerms/Note"),
         allowances_charges: root
             .children("AllowanceCharge")
@@ -367,27 +106,57 @@ fn period(el: &Element) -> Option<Period> {
     let p = Period {
         start: el.text_at("StartDate"),
         end: el.text_at("EndDate"),
+        description_code: el.text_at("DescriptionCode"),
     };
     (p != Period::default()).then_some(p)
 }
 
-fn references(root: &Element) -> References {
+fn references(root: &Element, kind: DocumentKind) -> References {
     let mut documents = Vec::new();
+    // A credit note has no ProjectReference: Peppol carries BT-11 there as a document
+    // reference of type 50.
+    let mut project = root.text_at("ProjectReference/ID");
     for doc in root.children("AdditionalDocumentReference") {
-        if let Some(id) = doc.text_at("ID") {
-            documents.push(DocumentReference {
-                id,
-                type_code: doc.text_at("DocumentTypeCode"),
-                description: doc.text_at("DocumentDescription"),
-            });
+        let Some(id) = doc.text_at("ID") else {
+            continue;
+        };
+        let type_code = doc.text_at("DocumentTypeCode");
+        if kind == DocumentKind::CreditNote
+            && type_code.as_deref() == Some("50")
+            && project.is_none()
+        {
+            project = Some(id);
+            continue;
         }
+        let binary = doc.at("Attachment/EmbeddedDocumentBinaryObject");
+        documents.push(DocumentReference {
+            id,
+            scheme: doc
+                .child("ID")
+                .and_then(|i| i.attribute("schemeID"))
+                .map(str::to_string),
+            type_code,
+            description: doc.text_at("DocumentDescription"),
+            uri: doc.text_at("Attachment/ExternalReference/URI"),
+            attachment: binary.map(|b| Attachment {
+                // Base64 may be wrapped over lines; the content is the same without them.
+                content: b
+                    .text()
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| !c.is_ascii_whitespace())
+                    .collect(),
+                mime_code: b.attribute("mimeCode").map(str::to_string),
+                filename: b.attribute("filename").map(str::to_string),
+            }),
+        });
     }
     References {
         buyer_reference: root.text_at("BuyerReference"),
         order: root.text_at("OrderReference/ID"),
         sales_order: root.text_at("OrderReference/SalesOrderID"),
         contract: root.text_at("ContractDocumentReference/ID"),
-        project: root.text_at("ProjectReference/ID"),
+        project,
         despatch_advice: root.text_at("DespatchDocumentReference/ID"),
         receiving_advice: root.text_at("ReceiptDocumentReference/ID"),
         tender: root.text_at("OriginatorDocumentReference/ID"),
@@ -480,12 +249,10 @@ fn delivery(el: &Element) -> Delivery {
 
 fn payment_means(el: &Element) -> PaymentMeans {
     let code = el.child("PaymentMeansCode");
-    let card = el.child("CardAccount").map(|card| {
-        let number = card.text_at("PrimaryAccountNumberID").unwrap_or_default();
-        match card.text_at("NetworkID") {
-            Some(network) => format!("{number} ({network})"),
-            None => number,
-        }
+    let card = el.child("CardAccount").map(|card| Card {
+        number: card.text_at("PrimaryAccountNumberID").unwrap_or_default(),
+        network: card.text_at("NetworkID"),
+        holder: card.text_at("HolderName"),
     });
     PaymentMeans {
         code: code.and_then(Element::value),
@@ -494,7 +261,7 @@ fn payment_means(el: &Element) -> PaymentMeans {
         account_id: el.text_at("PayeeFinancialAccount/ID"),
         account_name: el.text_at("PayeeFinancialAccount/Name"),
         bic: el.text_at("PayeeFinancialAccount/FinancialInstitutionBranch/ID"),
-        card: card.filter(|c| !c.is_empty()),
+        card: card.filter(|c| *c != Card::default()),
         mandate: el.text_at("PaymentMandate/ID"),
         debited_account: el.text_at("PaymentMandate/PayerFinancialAccount/ID"),
     }
@@ -531,6 +298,11 @@ fn line(el: &Element, quantity_name: &str) -> Line {
         net_amount: el.text_at("LineExtensionAmount"),
         accounting_cost: el.text_at("AccountingCost"),
         order_line: el.text_at("OrderLineReference/LineID"),
+        object_id: el
+            .children("DocumentReference")
+            .find(|d| d.text_at("DocumentTypeCode").as_deref() == Some("130"))
+            .and_then(|d| d.child("ID"))
+            .and_then(identifier),
         period: el.child("InvoicePeriod").and_then(period),
         name: item_text("Name"),
         description: item_text("Description"),
@@ -555,12 +327,21 @@ fn line(el: &Element, quantity_name: &str) -> Line {
             .map(|i| i.all("AdditionalItemProperty"))
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|p| Some((p.text_at("Name")?, p.text_at("Value")?)))
+            .filter_map(|p| {
+                Some(ItemProperty {
+                    name: p.text_at("Name")?,
+                    value: p.text_at("Value")?,
+                })
+            })
             .collect(),
         vat_category: item_text("ClassifiedTaxCategory/ID"),
         vat_rate: item_text("ClassifiedTaxCategory/Percent"),
         unit_price: price.and_then(|p| p.text_at("PriceAmount")),
         base_quantity: price.and_then(|p| p.text_at("BaseQuantity")),
+        base_quantity_unit: price
+            .and_then(|p| p.child("BaseQuantity"))
+            .and_then(|q| q.attribute("unitCode"))
+            .map(str::to_string),
         gross_price: price_ac.and_then(|a| a.text_at("BaseAmount")),
         price_discount: price_ac.and_then(|a| a.text_at("Amount")),
         allowances_charges: el
@@ -586,7 +367,7 @@ fn vat_subtotal(el: &Element) -> VatSubtotal {
 fn vat_totals(
     root: &Element,
     currency: Option<&str>,
-) -> (Option<String>, Option<(String, String)>) {
+) -> (Option<String>, Option<TaxCurrencyTotal>) {
     let mut in_document = None;
     let mut in_tax_currency = None;
     for total in root.children("TaxTotal") {
@@ -604,7 +385,10 @@ fn vat_totals(
         if is_document && in_document.is_none() {
             in_document = Some(amount);
         } else if in_tax_currency.is_none() {
-            in_tax_currency = Some((amount, amount_currency.unwrap_or_default().to_string()));
+            in_tax_currency = Some(TaxCurrencyTotal {
+                amount,
+                currency: amount_currency.unwrap_or_default().to_string(),
+            });
         }
     }
     (in_document, in_tax_currency)

@@ -1,0 +1,148 @@
+//! The JSON invoice: [`InvoiceView`] as a JSON object, accepted wherever a UBL document
+//! is (validation, sending, batches, feeds) and turned into Peppol BIS 3.0 UBL on arrival.
+//! Its JSON Schema is [`schema_document`]; docs/integration.md describes it.
+
+use std::borrow::Cow;
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use super::model::InvoiceView;
+use crate::problem::Problem;
+
+/// The media type of a JSON invoice; `application/json` is taken as well.
+pub const MEDIA_TYPE: &str = "application/vnd.invex.invoice+json";
+
+/// Where the JSON Schema is served, and its `$id` below the server's public URL.
+pub const SCHEMA_PATH: &str = "/v1/schemas/invoice.json";
+
+/// A JSON invoice that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct JsonError {
+    pub message: String,
+    /// JSON path of the offending member (`lines[2].quantity`), when known.
+    pub path: Option<String>,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl JsonError {
+    pub fn problem(&self) -> Problem {
+        let mut p = Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid-invoice-json",
+            "The JSON invoice cannot be read",
+            self.message.clone(),
+        )
+        .with("line", self.line)
+        .with("column", self.column);
+        if let Some(path) = &self.path {
+            p = p.with("path", path.clone());
+        }
+        p
+    }
+}
+
+/// Whether `bytes` look like a JSON object (its first non-blank byte, after a BOM, is `{`)
+/// rather than XML, whose first is `<`.
+pub fn is_json(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{')
+}
+
+/// Read a JSON invoice. serde_json bounds nesting (128 levels), so a hostile document
+/// costs its length and no more.
+pub fn parse(bytes: &[u8]) -> Result<InvoiceView, JsonError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let view: InvoiceView = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        JsonError {
+            message: inner.to_string(),
+            path: (path != ".").then_some(path),
+            line: inner.line(),
+            column: inner.column(),
+        }
+    })?;
+    de.end().map_err(|e| JsonError {
+        message: format!("after the invoice object: {e}"),
+        path: None,
+        line: e.line(),
+        column: e.column(),
+    })?;
+    Ok(view)
+}
+
+/// `bytes` as XML: a JSON invoice is written as UBL, anything else is passed on as it is
+/// (to be parsed, and refused if it is not XML, by the caller).
+pub fn to_xml(bytes: &[u8]) -> Result<Cow<'_, [u8]>, JsonError> {
+    if is_json(bytes) {
+        Ok(Cow::Owned(super::write(&parse(bytes)?)))
+    } else {
+        Ok(Cow::Borrowed(bytes))
+    }
+}
+
+/// The JSON of an invoice.
+pub fn to_string(view: &InvoiceView) -> String {
+    serde_json::to_string(view).unwrap_or_else(|_| "{}".into())
+}
+
+/// The JSON Schema (2020-12) of the JSON invoice, made from the same types the OpenAPI
+/// description shows, with `$ref`s pointing into its own `$defs`.
+/// `$id` is the schema's address under `public_url`, when the server knows its own.
+pub fn schema_document(public_url: Option<&str>) -> Value {
+    let mut defs = Vec::new();
+    InvoiceView::schemas(&mut defs);
+    let mut defs: serde_json::Map<String, Value> = defs
+        .into_iter()
+        .map(|(name, s)| (name, to_value(&s)))
+        .collect();
+    let root = to_value(&<InvoiceView as PartialSchema>::schema());
+    defs.insert(InvoiceView::name().into_owned(), root.clone());
+    let mut doc = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "invex JSON invoice (EN 16931 business terms)",
+        "description": "An invoice or credit note, business term by business term (BT-n in each description). Amounts, quantities and rates are decimal strings; dates are YYYY-MM-DD. invex writes it as Peppol BIS Billing 3.0 UBL. See docs/integration.md.",
+        "$ref": format!("#/$defs/{}", InvoiceView::name()),
+        "$defs": defs,
+    });
+    rewrite_refs(&mut doc);
+    if let (Some(url), Some(map)) = (public_url, doc.as_object_mut()) {
+        let id = format!("{}{SCHEMA_PATH}", url.trim_end_matches('/'));
+        map.insert("$id".into(), Value::String(id));
+    }
+    doc
+}
+
+fn to_value(s: &RefOr<utoipa::openapi::schema::Schema>) -> Value {
+    serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+/// `#/components/schemas/X` (OpenAPI) → `#/$defs/X` (a standalone JSON Schema).
+fn rewrite_refs(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map.iter_mut() {
+                if k == "$ref" {
+                    if let Value::String(s) = child {
+                        if let Some(name) = s.strip_prefix("#/components/schemas/") {
+                            *s = format!("#/$defs/{name}");
+                        }
+                    }
+                } else {
+                    rewrite_refs(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
