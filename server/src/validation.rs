@@ -63,7 +63,8 @@ pub async fn validate(
         .admission
         .run(move || {
             let start = Instant::now();
-            let doc = parse(&bytes, &limits)?;
+            let xml = to_xml(&bytes)?;
+            let doc = parse(&xml, &limits)?;
             check(
                 &catalog,
                 profile.as_deref(),
@@ -92,6 +93,12 @@ pub struct Checked {
     pub rules: Arc<RuleSet>,
     pub sha256: String,
     pub size_bytes: usize,
+}
+
+/// `bytes` as XML: a JSON invoice ([`crate::invoice::json`]) is written as UBL first, and
+/// one that cannot be read is a 422 naming where and why.
+pub fn to_xml(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Problem> {
+    crate::invoice::json::to_xml(bytes).map_err(|e| e.problem())
 }
 
 /// Parse `bytes`; a document that cannot be parsed is a problem naming where and why.

@@ -839,7 +839,7 @@ async fn request_errors_are_problems_with_the_right_status() {
     // 415
     let p = problem(
         s.v1(Method::POST, "/v1/invoice/validate", BOOTSTRAP)
-            .header("Content-Type", "application/json")
+            .header("Content-Type", "text/plain")
             .body("{}")
             .send()
             .await

@@ -31,7 +31,8 @@ pub fn process(
         .decode(&doc.content)
         .map_err(|e| Problem::internal(format!("the stored document is damaged: {e}")))
         .and_then(|bytes| {
-            let parsed = crate::validation::parse(&bytes, limits)?;
+            let xml = crate::validation::to_xml(&bytes)?;
+            let parsed = crate::validation::parse(&xml, limits)?;
             let at = NaiveDate::parse_from_str(&doc.rules_at, "%Y-%m-%d")
                 .unwrap_or_else(|_| chrono::Utc::now().date_naive());
             crate::validation::check(

@@ -466,6 +466,21 @@ pub(crate) mod tests {
         assert!(!xml.contains("<cbc:DueDate>"));
     }
 
+    #[test]
+    fn a_credit_note_states_its_tax_point_date_before_its_type_code_as_ubl_orders_it() {
+        let mut d = slovak_draft();
+        d.kind = DocumentKind::CreditNote;
+        d.set("tax_point_date", "2027-01-10", src()).unwrap();
+        let xml = String::from_utf8(write(&d)).unwrap();
+        let tax_point = xml.find("<cbc:TaxPointDate>").unwrap();
+        assert!(tax_point < xml.find("<cbc:CreditNoteTypeCode>").unwrap());
+        let mut d = slovak_draft();
+        d.set("tax_point_date", "2027-01-10", src()).unwrap();
+        let xml = String::from_utf8(write(&d)).unwrap();
+        let tax_point = xml.find("<cbc:TaxPointDate>").unwrap();
+        assert!(tax_point > xml.find("<cbc:InvoiceTypeCode>").unwrap());
+    }
+
     /// The shipped rule packs, compiled once for all conversion tests.
     pub(crate) fn catalog() -> &'static invex_engine::registry::Catalog {
         static CATALOG: std::sync::OnceLock<invex_engine::registry::Catalog> =

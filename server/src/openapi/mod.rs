@@ -21,8 +21,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
-    self, batches, company, convert, health, keys, peppol, rulepacks, rules, sending, tenants,
-    usage, validate, vat, webhooks,
+    self, batches, company, convert, health, invoice_json, keys, peppol, rulepacks, rules, sending,
+    tenants, usage, validate, vat, webhooks,
 };
 use crate::state::AppState;
 
@@ -43,6 +43,7 @@ The interface control document (channels, limits, what to retry with which key a
     paths(
         health::health, health::ready, health::metrics,
         validate::validate_api, validate::validate_v1, validate::get_validation, validate::list_validations,
+        invoice_json::schema, invoice_json::to_json,
         vat::verify, vat::verify_batch,
         company::lookup,
         peppol::lookup_v1, peppol::lookup_api,

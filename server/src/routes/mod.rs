@@ -10,6 +10,7 @@ pub mod convert;
 pub mod created;
 pub mod form;
 pub mod health;
+pub mod invoice_json;
 pub mod keys;
 pub mod page;
 pub mod peppol;
@@ -86,6 +87,14 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
                 Roles(allow::INVOICE_WORK),
             ),
             post(validate::validate_v1),
+        ),
+        (
+            e(Method::POST, "/v1/invoice/json", Roles(allow::INVOICE_WORK)),
+            post(invoice_json::to_json),
+        ),
+        (
+            e(Method::GET, "/v1/schemas/invoice.json", Public),
+            get(invoice_json::schema),
         ),
         (
             e(Method::GET, "/v1/validations", Roles(allow::READ)),

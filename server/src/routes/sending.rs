@@ -229,10 +229,15 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, Pro
     Ok(header_text(headers, "idempotency-key"))
 }
 
-/// Content types a send takes as the raw document.
-const XML_TYPES: &[&str] = &["application/xml", "text/xml"];
+/// Content types a send takes as the raw document: UBL, or a JSON invoice.
+const DOCUMENT_TYPES: &[&str] = &[
+    "application/xml",
+    "text/xml",
+    crate::invoice::json::MEDIA_TYPE,
+    "application/json",
+];
 
-fn xml_content_type(headers: &HeaderMap) -> Result<(), Problem> {
+fn document_content_type(headers: &HeaderMap) -> Result<(), Problem> {
     let kind = headers
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -244,10 +249,10 @@ fn xml_content_type(headers: &HeaderMap) -> Result<(), Problem> {
                 .to_ascii_lowercase()
         })
         .unwrap_or_default();
-    if kind.is_empty() || XML_TYPES.contains(&kind.as_str()) || kind.ends_with("+xml") {
+    if kind.is_empty() || DOCUMENT_TYPES.contains(&kind.as_str()) || kind.ends_with("+xml") {
         Ok(())
     } else {
-        Err(Problem::unsupported_media_type(&kind, XML_TYPES))
+        Err(Problem::unsupported_media_type(&kind, DOCUMENT_TYPES))
     }
 }
 
@@ -262,13 +267,14 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
     params(SendQuery,
         ("Idempotency-Key" = String, Header, description = "Required. A retry with the same key and document replays the first answer; kept 24 h"),
         ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response. Without the header the buyer's electronic address chooses: 0245:9999000001 rejected, …002 under_query, …003 conditionally_accepted, …004 transport_rejection, …005 delivery_failure, …006 no_response; any other: accepted")),
-    request_body(content = String, content_type = "application/xml", description = "The UBL invoice or credit note"),
+    request_body(description = "The UBL invoice or credit note, or the same as a JSON invoice (sent as the UBL it is written as; see the `Invoice` schema and docs/integration.md)",
+        content((String = "application/xml"), (crate::invoice::InvoiceView = "application/vnd.invex.invoice+json"), (crate::invoice::InvoiceView = "application/json"))),
     responses(
         (status = 202, description = "Validated, stored and queued; delivery follows asynchronously (see `links.messages`)", body = sending::SendAccepted),
         (status = 400, description = "No Idempotency-Key, or one that is not printable ASCII", body = crate::problem::ProblemBody),
         (status = 408, description = "The body did not arrive within the body timeouts", body = crate::problem::ProblemBody),
         (status = 413, description = "Body over `max_body_bytes`, or over the in-flight budget", body = crate::problem::ProblemBody),
-        (status = 415, description = "A body that is not XML", body = crate::problem::ProblemBody),
+        (status = 415, description = "A body that is neither XML nor a JSON invoice", body = crate::problem::ProblemBody),
         (status = 503, description = "The server is at its limit of heavy work (`server-busy`, `Retry-After`)", body = crate::problem::ProblemBody),
         (status = 404, description = "`conversion_id` names no conversion of the tenant", body = crate::problem::ProblemBody),
         (status = 409, description = "No activated connection, the same key still running, a conversion held for review, or the same document already queued, in flight or delivered (`duplicate-document` naming the first invoice; `allow_duplicate=true` sends it anyway)", body = crate::problem::ProblemBody),
@@ -284,7 +290,7 @@ pub async fn send_v1(
     let idempotency_key = idempotency_key(&headers)?;
     let bytes = match &query.conversion_id {
         None => {
-            xml_content_type(&headers)?;
+            document_content_type(&headers)?;
             read_raw(&state, request.into_body()).await?
         }
         Some(conversion_id) => {

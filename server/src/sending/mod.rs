@@ -325,7 +325,7 @@ fn offset(secs: i64) -> String {
 
 /// Run a send request under its idempotency key and answer it (or replay the first
 /// answer for that key).
-pub async fn send(state: &AppState, principal: &Principal, request: SendRequest) -> Response {
+pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequest) -> Response {
     let Some(key) = request
         .idempotency_key
         .clone()
@@ -349,6 +349,21 @@ pub async fn send(state: &AppState, principal: &Principal, request: SendRequest)
             ),
         )
         .into_response();
+    }
+    // A JSON invoice is sent as the UBL it stands for: everything from here on (the
+    // idempotency fingerprint, validation, the stored payload) sees that UBL, which the
+    // writer makes the same for the same JSON.
+    if crate::invoice::json::is_json(&request.bytes) {
+        let bytes = request.bytes.clone();
+        let written = state
+            .admission
+            .run(move || validation::to_xml(&bytes).map(|x| Bytes::from(x.into_owned())))
+            .await;
+        match written {
+            Ok(Ok(xml)) => request.bytes = xml,
+            Ok(Err(problem)) => return problem.into_response(),
+            Err(busy) => return Problem::from(busy).into_response(),
+        }
     }
     let document_sha = match digest(state, &request.bytes).await {
         Ok(sha) => sha,

@@ -1,0 +1,227 @@
+//! The JSON invoice over HTTP: UBL read as JSON, the JSON validated, sent and batched as the
+//! UBL it stands for, its JSON Schema served, and JSON that cannot be read refused with
+//! where and why.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use support::{example, numbered, problem, zip_of, JsonBody, TestServer, BOOTSTRAP};
+
+const JSON_TYPE: &str = "application/vnd.invex.invoice+json";
+
+async fn as_json(s: &TestServer, xml: Vec<u8>) -> Value {
+    let r = s
+        .v1(Method::POST, "/v1/invoice/json", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .body(xml)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], JSON_TYPE);
+    r.json().await.unwrap()
+}
+
+async fn validate_json(s: &TestServer, content_type: &str, body: String) -> reqwest::Response {
+    s.v1(Method::POST, "/v1/invoice/validate", BOOTSTRAP)
+        .header("Content-Type", content_type)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn ubl_read_as_json_validates_and_reads_back_to_the_same_terms() {
+    let s = TestServer::start().await;
+    let invoice = as_json(&s, example("invoice-sk.xml")).await;
+    assert_eq!(invoice["kind"], "invoice");
+    assert!(invoice["number"].is_string());
+    assert!(invoice["seller"]["vat_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("SK"));
+    assert!(!invoice["lines"].as_array().unwrap().is_empty());
+    // Amounts are decimal strings, never floats.
+    assert!(invoice["totals"]["payable"].is_string());
+
+    for content_type in [JSON_TYPE, "application/json"] {
+        let r = validate_json(&s, content_type, invoice.to_string()).await;
+        assert_eq!(r.status(), 200);
+        let result: Value = r.json().await.unwrap();
+        assert_eq!(result["verdict"], "valid", "{result}");
+        assert_eq!(result["document"]["size_bytes"], invoice.to_string().len());
+    }
+
+    let credit_note =
+        std::fs::read(support::repo().join("server/src/artifacts/testdata/creditnote-sk.xml"))
+            .unwrap();
+    let credit = as_json(&s, credit_note).await;
+    assert_eq!(credit["kind"], "credit_note");
+    let r = validate_json(&s, JSON_TYPE, credit.to_string()).await;
+    let result: Value = r.json().await.unwrap();
+    assert_eq!(result["verdict"], "valid", "{result}");
+}
+
+#[tokio::test]
+async fn json_that_cannot_be_read_is_refused_with_where_and_why() {
+    let s = TestServer::start().await;
+    let r = validate_json(
+        &s,
+        JSON_TYPE,
+        r#"{"number": "1", "lines": [{"quantity": 2}]}"#.into(),
+    )
+    .await;
+    let p = problem(r, 422).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("invalid-invoice-json"));
+    assert_eq!(p["path"], "lines[0].quantity");
+    assert_eq!(p["line"], 1);
+
+    let r = validate_json(&s, "application/json", r#"{"numbr": "1"}"#.into()).await;
+    let p = problem(r, 422).await;
+    assert!(p["detail"]
+        .as_str()
+        .unwrap()
+        .contains("unknown field `numbr`"));
+
+    // An invoice with gaps is not refused: the rules say what is missing.
+    let r = validate_json(&s, JSON_TYPE, r#"{"number": "1"}"#.into()).await;
+    assert_eq!(r.status(), 200);
+    let result: Value = r.json().await.unwrap();
+    assert_eq!(result["verdict"], "invalid");
+    assert!(result["findings"].as_array().unwrap().len() > 3);
+
+    // What is not XML is not read as an invoice.
+    let r = s
+        .v1(Method::POST, "/v1/invoice/json", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .body("<Order><ID>1</ID></Order>")
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, 422).await;
+    assert!(p["type"].as_str().unwrap().ends_with("not-an-invoice"));
+    let r = s
+        .v1(Method::POST, "/v1/invoice/json", BOOTSTRAP)
+        .header("Content-Type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    problem(r, 415).await;
+}
+
+#[tokio::test]
+async fn the_json_schema_is_served_without_a_key() {
+    let s = TestServer::start().await;
+    let r = s
+        .client
+        .get(s.url("/v1/schemas/invoice.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/schema+json");
+    let schema: Value = r.json().await.unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["$ref"], "#/$defs/Invoice");
+    assert!(schema["$defs"]["Invoice"]["properties"]["seller"].is_object());
+    let committed: Value = serde_json::from_str(
+        &std::fs::read_to_string(support::repo().join("docs/invoice.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(schema["$defs"], committed["$defs"]);
+}
+
+#[tokio::test]
+async fn a_json_invoice_is_sent_as_its_ubl_once_per_key() {
+    let s = TestServer::start().await;
+    s.sandbox_connection().await;
+    let mut invoice = as_json(&s, example("invoice-sk.xml")).await;
+    invoice["number"] = json!("JSON-0001");
+    let send = || async {
+        s.v1(Method::POST, "/v1/invoice/send", BOOTSTRAP)
+            .header("Content-Type", JSON_TYPE)
+            .header("Idempotency-Key", "json-send-1")
+            .body(invoice.to_string())
+            .send()
+            .await
+            .unwrap()
+    };
+    let r = send().await;
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+    let first: Value = r.json().await.unwrap();
+    let again: Value = send().await.json().await.unwrap();
+    assert_eq!(again["id"], first["id"]);
+
+    // What was stored and sent is UBL with the JSON's terms.
+    let id = first["id"].as_str().unwrap();
+    let stored: Value = s
+        .v1(Method::GET, &format!("/v1/invoices/{id}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(stored["document_id"], "JSON-0001", "{stored}");
+}
+
+#[tokio::test]
+async fn a_batch_takes_json_invoices_beside_ubl() {
+    let s = TestServer::with(|c| {
+        c.batches.poll_ms = 20;
+    })
+    .await;
+    let invoice = as_json(&s, example("invoice-sk.xml")).await;
+    let members = vec![
+        ("one.json".to_string(), invoice.to_string().into_bytes()),
+        (
+            "two.xml".to_string(),
+            numbered(example("invoice-sk.xml"), "FV-2"),
+        ),
+        ("three.json".to_string(), b"{\"lines\": 5}".to_vec()),
+    ];
+    let r = s
+        .v1(Method::POST, "/v1/batches?mode=validate", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(zip_of(&members))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let start = Instant::now();
+    let b = loop {
+        let b: Value = s
+            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
+            .value()
+            .await;
+        if b["status"] == "completed" {
+            break b;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(b["counts"], json!({"valid": 2, "failed": 1}), "{b}");
+    let third: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/3"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert!(
+        third.to_string().contains("invalid-invoice-json"),
+        "{third}"
+    );
+}
