@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Batch benchmark (issue 20): a ZIP of N typical invoices (default 10,000; numbered copies of
+# Batch benchmark (issue 20): N typical invoices (default 10,000; numbered copies of
 # examples/invoice-sk.xml) submitted to a release `invex serve` (sandbox, SQLite, one
-# instance, the batch worker with its defaults), its progress sampled while it runs, and
+# instance, the batch worker with its defaults) as an XML feed (a ZIP, the default) or a JSON
+# feed (NDJSON of the JSON invoice the server itself reads from the example), its progress
+# sampled while it runs, and
 #   - the upload time (until the 202),
 #   - the processing rate: documents / (finished_at - started_at), i.e. after the upload and
 #     the split, as the issue counts it,
 #   - the server's peak resident memory (VmHWM).
 #
-#   benches/load/batch.sh [DOCUMENTS]
+#   benches/load/batch.sh [DOCUMENTS] [zip|ndjson]
 #
 # Prints the progress samples and a RESULT line. Not a test: run it on a quiet machine and
 # record the figures in BENCHMARKS.md with the command and the machine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N="${1:-10000}"
+FORMAT="${2:-zip}"
 cargo build --release -p invex-server --quiet
 BIN="${CARGO_TARGET_DIR:-target}/release/invex"
 DATA="$(mktemp -d)"
@@ -31,7 +34,23 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 
-python3 - "$N" "$DATA/batch.zip" <<'PY'
+if [ "$FORMAT" = ndjson ]; then
+    UPLOAD="$DATA/batch.ndjson"
+    TYPE=application/x-ndjson
+    curl -sf -H "X-API-Key: $KEY" -H 'Content-Type: application/xml' --data-binary @examples/invoice-sk.xml \
+        "http://127.0.0.1:$PORT/v1/invoice/json" >"$DATA/invoice.json"
+    python3 - "$N" "$UPLOAD" "$DATA/invoice.json" <<'PY'
+import json, sys
+n, out, template = int(sys.argv[1]), sys.argv[2], json.load(open(sys.argv[3], encoding="utf-8"))
+with open(out, "w", encoding="utf-8") as f:
+    for i in range(n):
+        template["number"] = f"B-{i:06}"
+        f.write(json.dumps(template, ensure_ascii=False) + "\n")
+PY
+else
+    UPLOAD="$DATA/batch.zip"
+    TYPE=application/zip
+    python3 - "$N" "$UPLOAD" <<'PY'
 import sys, zipfile
 n, out = int(sys.argv[1]), sys.argv[2]
 template = open("examples/invoice-sk.xml", encoding="utf-8").read()
@@ -39,10 +58,11 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
     for i in range(n):
         z.writestr(f"invoices/B-{i:06}.xml", template.replace("<cbc:ID>FA2026-1102</cbc:ID>", f"<cbc:ID>B-{i:06}</cbc:ID>", 1))
 PY
-echo "upload: $(stat -c %s "$DATA/batch.zip") bytes, $N documents"
+fi
+echo "upload ($FORMAT): $(stat -c %s "$UPLOAD") bytes, $N documents"
 
 start=$(date +%s.%N)
-ID=$(curl -sf -H "X-API-Key: $KEY" -H 'Content-Type: application/zip' --data-binary @"$DATA/batch.zip" \
+ID=$(curl -sf -H "X-API-Key: $KEY" -H "Content-Type: $TYPE" -T "$UPLOAD" -X POST \
     "http://127.0.0.1:$PORT/v1/batches" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 uploaded=$(date +%s.%N)
 echo "202 after $(python3 -c "print(round($uploaded - $start, 3))") s: $ID"

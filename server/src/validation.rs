@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::auth::Principal;
+pub use crate::invoice::json::Declared;
 use crate::problem::Problem;
 use crate::state::AppState;
 use crate::store::ValidationRecord;
@@ -55,6 +56,7 @@ pub async fn validate(
     at: NaiveDate,
     file_name: Option<String>,
     bytes: bytes::Bytes,
+    declared: Declared,
 ) -> Result<Validated, Problem> {
     let catalog = state.registry.current();
     let limits = parse_limits(state);
@@ -63,7 +65,7 @@ pub async fn validate(
         .admission
         .run(move || {
             let start = Instant::now();
-            let xml = to_xml(&bytes)?;
+            let xml = to_xml(&bytes, declared)?;
             let doc = parse(&xml, &limits)?;
             check(
                 &catalog,
@@ -97,8 +99,8 @@ pub struct Checked {
 
 /// `bytes` as XML: a JSON invoice ([`crate::invoice::json`]) is written as UBL first, and
 /// one that cannot be read is a 422 naming where and why.
-pub fn to_xml(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Problem> {
-    crate::invoice::json::to_xml(bytes).map_err(|e| e.problem())
+pub fn to_xml(bytes: &[u8], declared: Declared) -> Result<std::borrow::Cow<'_, [u8]>, Problem> {
+    crate::invoice::json::to_xml(bytes, declared).map_err(|e| e.problem())
 }
 
 /// Parse `bytes`; a document that cannot be parsed is a problem naming where and why.

@@ -105,7 +105,7 @@ const T = {
     rejected: 'The conversion is rejected; it will never be sent.',
     changedMeanwhile: 'Someone else changed this conversion meanwhile; look at it again.',
     validateTitle: 'Validate invoices',
-    files: 'Invoices (XML)',
+    files: 'Invoices (XML or JSON)',
     validateButton: 'Validate',
     rulesUsed: 'Profile and rule versions',
     fatal: 'Fatal',

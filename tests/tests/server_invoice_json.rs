@@ -56,6 +56,38 @@ async fn ubl_read_as_json_validates_and_reads_back_to_the_same_terms() {
         assert_eq!(result["document"]["size_bytes"], invoice.to_string().len());
     }
 
+    // A form part is a JSON invoice when it says so (its type, or a `.json` name); a part
+    // that says nothing is XML.
+    let part = |name: Option<&str>, mime: Option<&str>| {
+        let mut p = reqwest::multipart::Part::bytes(invoice.to_string().into_bytes());
+        if let Some(n) = name {
+            p = p.file_name(n.to_string());
+        }
+        if let Some(m) = mime {
+            p = p.mime_str(m).unwrap();
+        }
+        p
+    };
+    let form = reqwest::multipart::Form::new()
+        .part("files[]", part(Some("invoice.json"), None))
+        .part("files[]", part(None, Some(JSON_TYPE)))
+        .part("files[]", part(Some("invoice.xml"), None));
+    let r = s
+        .api(Method::POST, "/api/validate", BOOTSTRAP)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let batch: Value = r.json().await.unwrap();
+    assert_eq!(batch["results"].as_array().unwrap().len(), 2, "{batch}");
+    assert_eq!(batch["results"][0]["verdict"], "valid");
+    assert_eq!(batch["rejected"][0]["index"], 2);
+    assert!(batch["rejected"][0]["problem"]["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("not-well-formed"));
+
     let credit_note =
         std::fs::read(support::repo().join("server/src/artifacts/testdata/creditnote-sk.xml"))
             .unwrap();
@@ -133,8 +165,8 @@ async fn the_json_schema_is_served_without_a_key() {
         schema["$schema"],
         "https://json-schema.org/draft/2020-12/schema"
     );
-    assert_eq!(schema["$ref"], "#/$defs/Invoice");
-    assert!(schema["$defs"]["Invoice"]["properties"]["seller"].is_object());
+    assert_eq!(schema["$ref"], "#/$defs/JsonInvoice");
+    assert!(schema["$defs"]["JsonInvoice"]["properties"]["seller"].is_object());
     let committed: Value = serde_json::from_str(
         &std::fs::read_to_string(support::repo().join("docs/invoice.schema.json")).unwrap(),
     )
@@ -224,4 +256,111 @@ async fn a_batch_takes_json_invoices_beside_ubl() {
         third.to_string().contains("invalid-invoice-json"),
         "{third}"
     );
+}
+
+#[tokio::test]
+async fn a_json_feed_is_a_batch_of_its_lines() {
+    let s = TestServer::with(|c| {
+        c.batches.poll_ms = 20;
+    })
+    .await;
+    let invoice = as_json(&s, example("invoice-sk.xml")).await;
+    let mut feed = String::new();
+    for i in 1..=3 {
+        let mut one = invoice.clone();
+        one["number"] = json!(format!("FEED-{i}"));
+        feed.push_str(&one.to_string());
+        feed.push('\n');
+    }
+    feed.push_str("{\"number\": 7}\n\n");
+    let r = s
+        .v1(Method::POST, "/v1/batches", BOOTSTRAP)
+        .header("Content-Type", "application/x-ndjson")
+        .header("Idempotency-Key", "feed-2027-01-15")
+        .body(feed.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let start = Instant::now();
+    let b = loop {
+        let b: Value = s
+            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
+            .value()
+            .await;
+        if b["status"] == "completed" {
+            break b;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(b["documents"], 4);
+    assert_eq!(b["counts"], json!({"valid": 3, "failed": 1}), "{b}");
+    let page: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let names: Vec<&str> = page["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["line 1", "line 2", "line 3", "line 4"]);
+    let results = s
+        .v1(Method::GET, &format!("/v1/batches/{id}/results"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let last: Value = serde_json::from_str(results.lines().last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "failed");
+    assert!(last.to_string().contains("lines") || last.to_string().contains("number"));
+
+    // A feed is refused whole when a line is over the document limit.
+    let s = TestServer::with(|c| {
+        c.batches.poll_ms = 20;
+        c.batches.max_document_bytes = 64;
+    })
+    .await;
+    let r = s
+        .v1(Method::POST, "/v1/batches", BOOTSTRAP)
+        .header("Content-Type", "application/x-ndjson")
+        .body(feed)
+        .send()
+        .await
+        .unwrap();
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let start = Instant::now();
+    loop {
+        let b: Value = s
+            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
+            .value()
+            .await;
+        if b["status"] == "failed" {
+            assert!(
+                b["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("line 1 is longer than 64 bytes"),
+                "{b}"
+            );
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -759,8 +759,8 @@ async fn a_sandbox_buyer_address_chooses_the_scenario() {
     assert_eq!(t["status"], "under_query");
 }
 
-/// A send takes one XML document under a printable Idempotency-Key; anything else is a
-/// clear 4xx, never a silent choice.
+/// A send takes one document (XML, or a JSON invoice) under a printable Idempotency-Key;
+/// anything else is a clear 4xx, never a silent choice.
 #[tokio::test]
 async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys() {
     let s = TestServer::start().await;
@@ -774,7 +774,15 @@ async fn sends_refuse_wrong_content_types_several_documents_and_unprintable_keys
         .await
         .unwrap();
     let p = problem(r, 415).await;
-    assert_eq!(p["accepted"], json!(["application/xml", "text/xml"]));
+    assert_eq!(
+        p["accepted"],
+        json!([
+            "application/xml",
+            "text/xml",
+            "application/vnd.invex.invoice+json",
+            "application/json"
+        ])
+    );
 
     let part =
         || reqwest::multipart::Part::bytes(example("invoice-sk.xml")).file_name("invoice-sk.xml");

@@ -31,7 +31,8 @@ pub fn process(
         .decode(&doc.content)
         .map_err(|e| Problem::internal(format!("the stored document is damaged: {e}")))
         .and_then(|bytes| {
-            let xml = crate::validation::to_xml(&bytes)?;
+            // A ZIP member or a feed line says nothing of itself: its first byte does.
+            let xml = crate::validation::to_xml(&bytes, crate::validation::Declared::ByContent)?;
             let parsed = crate::validation::parse(&xml, limits)?;
             let at = NaiveDate::parse_from_str(&doc.rules_at, "%Y-%m-%d")
                 .unwrap_or_else(|_| chrono::Utc::now().date_naive());

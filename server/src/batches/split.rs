@@ -1,13 +1,17 @@
-//! A received upload into its documents: the pieces are joined in a temporary file, the ZIP
-//! is read there (never whole in memory), and each member becomes a document row keyed by its
-//! place in the archive, in groups, while the split's lease is renewed. A split that dies
-//! half-way is done again by the next worker: rows stored before are kept as they are.
+//! A received upload into its documents: the pieces are joined in a temporary file, read
+//! there (never whole in memory) as what its first bytes say it is, and each document
+//! becomes a row keyed by its place in the upload, in groups, while the split's lease is
+//! renewed. A split that dies half-way is done again by the next worker: rows stored before
+//! are kept as they are.
 //!
-//! Bounded as a hostile upload must be: members (`max_documents`), one member unpacked
-//! (`max_document_bytes`), all of them (`max_unpacked_bytes`); reading stops at the first
-//! byte over a limit, whatever the archive declares.
+//! Two kinds of upload: a ZIP (each member a document: UBL, or a JSON invoice), and a JSON
+//! feed, NDJSON (each non-blank line a JSON invoice, named `line N`).
+//!
+//! Bounded as a hostile upload must be: documents (`max_documents`), one document
+//! (`max_document_bytes`: a member unpacked, a line), all of them (`max_unpacked_bytes`);
+//! reading stops at the first byte over a limit, whatever the archive declares.
 
-use std::io::{Read, Seek, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
@@ -76,7 +80,7 @@ pub async fn split(
     file.rewind().map_err(spool)?;
     let (tx, mut rx) = mpsc::channel::<Vec<NewBatchDocument>>(2);
     let limits = config.clone();
-    let reading = tokio::task::spawn_blocking(move || read_zip(file, &limits, &tx));
+    let reading = tokio::task::spawn_blocking(move || read_upload(file, &limits, &tx));
     while let Some(group) = rx.recv().await {
         store.insert_batch_documents(&batch.id, &group).await?;
         if !renew().await? {
@@ -86,11 +90,11 @@ pub async fn split(
     }
     let read = reading
         .await
-        .map_err(|e| SplitError::Spool(format!("the ZIP reader failed: {e}")))?;
+        .map_err(|e| SplitError::Spool(format!("the upload reader failed: {e}")))?;
     let now = crate::clock::now();
     match read {
         Ok(0) => {
-            let why = "the ZIP holds no document".to_string();
+            let why = "the upload holds no document".to_string();
             fail(store, batch, worker, &why, &now, &failed).await
         }
         Ok(n) => {
@@ -120,6 +124,143 @@ async fn fail(
     }
 }
 
+/// Read the upload in `file` as a ZIP or an NDJSON feed, by its first bytes.
+fn read_upload<R: Read + Seek>(
+    mut file: R,
+    limits: &BatchesConfig,
+    tx: &mpsc::Sender<Vec<NewBatchDocument>>,
+) -> Result<i64, String> {
+    let mut head = [0u8; 512];
+    let n =
+        read_head(&mut file, &mut head).map_err(|e| format!("the upload cannot be read: {e}"))?;
+    file.rewind()
+        .map_err(|e| format!("the upload cannot be read: {e}"))?;
+    if crate::invoice::json::is_json(&head[..n]) {
+        read_ndjson(file, limits, tx)
+    } else {
+        read_zip(file, limits, tx)
+    }
+}
+
+fn read_head<R: Read>(file: &mut R, head: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < head.len() {
+        match file.read(&mut head[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Documents read so far, sent in groups, within the limits.
+struct Documents<'a> {
+    limits: &'a BatchesConfig,
+    tx: &'a mpsc::Sender<Vec<NewBatchDocument>>,
+    group: Vec<NewBatchDocument>,
+    seq: i64,
+    unpacked: u64,
+}
+
+impl<'a> Documents<'a> {
+    fn new(limits: &'a BatchesConfig, tx: &'a mpsc::Sender<Vec<NewBatchDocument>>) -> Self {
+        Documents {
+            limits,
+            tx,
+            group: Vec::with_capacity(GROUP),
+            seq: 0,
+            unpacked: 0,
+        }
+    }
+
+    /// The place of the next document, if the upload may hold one more.
+    fn next_seq(&mut self, what: &str) -> Result<i64, String> {
+        self.seq += 1;
+        if self.seq as u64 > self.limits.max_documents {
+            return Err(format!(
+                "the {what} holds more than {} documents (INVEX_BATCHES_MAX_DOCUMENTS)",
+                self.limits.max_documents
+            ));
+        }
+        Ok(self.seq)
+    }
+
+    fn push(&mut self, seq: i64, name: String, content: &[u8], what: &str) -> Result<(), String> {
+        self.unpacked += content.len() as u64;
+        if self.unpacked > self.limits.max_unpacked_bytes {
+            return Err(format!(
+                "the {what} unpacks to more than {} bytes (INVEX_BATCHES_MAX_UNPACKED_BYTES)",
+                self.limits.max_unpacked_bytes
+            ));
+        }
+        self.group.push(NewBatchDocument {
+            seq,
+            name,
+            size_bytes: content.len() as i64,
+            sha256: hex::encode(Sha256::digest(content)),
+            content: STANDARD.encode(content),
+        });
+        if self.group.len() == GROUP {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        let group = std::mem::replace(&mut self.group, Vec::with_capacity(GROUP));
+        self.tx
+            .blocking_send(group)
+            .map_err(|_| "the split was given up".to_string())
+    }
+
+    /// Everything sent; how many documents.
+    fn finish(mut self) -> Result<i64, String> {
+        self.flush()?;
+        Ok(self.seq)
+    }
+}
+
+/// Read an NDJSON feed: each non-blank line is one JSON invoice, named by its line number.
+/// A line is read up to `max_document_bytes` and no further, so one endless line costs no
+/// more than that.
+fn read_ndjson<R: Read>(
+    file: R,
+    limits: &BatchesConfig,
+    tx: &mpsc::Sender<Vec<NewBatchDocument>>,
+) -> Result<i64, String> {
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut docs = Documents::new(limits, tx);
+    let mut line = Vec::new();
+    let mut number: u64 = 0;
+    loop {
+        line.clear();
+        number += 1;
+        let read = (&mut reader)
+            .take(limits.max_document_bytes + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("line {number} cannot be read: {e}"))?;
+        if read == 0 {
+            break;
+        }
+        let content = line.trim_ascii();
+        if line.len() as u64 > limits.max_document_bytes && !line.ends_with(b"\n") {
+            return Err(format!(
+                "line {number} is longer than {} bytes (INVEX_BATCHES_MAX_DOCUMENT_BYTES)",
+                limits.max_document_bytes
+            ));
+        }
+        if content.is_empty() {
+            continue;
+        }
+        let seq = docs.next_seq("feed")?;
+        docs.push(seq, format!("line {number}"), content, "feed")?;
+    }
+    docs.finish()
+}
+
 /// Read the archive in `file`, sending its documents in groups; how many, or why not.
 fn read_zip<R: Read + Seek>(
     file: R,
@@ -128,9 +269,7 @@ fn read_zip<R: Read + Seek>(
 ) -> Result<i64, String> {
     let mut archive =
         zip::ZipArchive::new(file).map_err(|e| format!("the upload is not a readable ZIP: {e}"))?;
-    let mut group = Vec::with_capacity(GROUP);
-    let mut seq: i64 = 0;
-    let mut unpacked: u64 = 0;
+    let mut docs = Documents::new(limits, tx);
     for i in 0..archive.len() {
         let mut member = archive
             .by_index(i)
@@ -143,13 +282,7 @@ fn read_zip<R: Read + Seek>(
         if member.is_dir() || name.starts_with("__MACOSX/") {
             continue;
         }
-        seq += 1;
-        if seq as u64 > limits.max_documents {
-            return Err(format!(
-                "the ZIP holds more than {} documents (INVEX_BATCHES_MAX_DOCUMENTS)",
-                limits.max_documents
-            ));
-        }
+        let seq = docs.next_seq("ZIP")?;
         let mut content = Vec::new();
         (&mut member)
             .take(limits.max_document_bytes + 1)
@@ -161,32 +294,9 @@ fn read_zip<R: Read + Seek>(
                 limits.max_document_bytes
             ));
         }
-        unpacked += content.len() as u64;
-        if unpacked > limits.max_unpacked_bytes {
-            return Err(format!(
-                "the ZIP unpacks to more than {} bytes (INVEX_BATCHES_MAX_UNPACKED_BYTES)",
-                limits.max_unpacked_bytes
-            ));
-        }
-        group.push(NewBatchDocument {
-            seq,
-            name,
-            size_bytes: content.len() as i64,
-            sha256: hex::encode(Sha256::digest(&content)),
-            content: STANDARD.encode(&content),
-        });
-        if group.len() == GROUP
-            && tx
-                .blocking_send(std::mem::replace(&mut group, Vec::with_capacity(GROUP)))
-                .is_err()
-        {
-            return Err("the split was given up".into());
-        }
+        docs.push(seq, name, &content, "ZIP")?;
     }
-    if !group.is_empty() && tx.blocking_send(group).is_err() {
-        return Err("the split was given up".into());
-    }
-    Ok(seq)
+    docs.finish()
 }
 
 /// A member's name as shown: printable, at most 500 characters.
@@ -219,7 +329,7 @@ mod tests {
         limits: &BatchesConfig,
     ) -> (Result<i64, String>, Vec<NewBatchDocument>) {
         let (tx, mut rx) = mpsc::channel(1000);
-        let n = read_zip(std::io::Cursor::new(bytes), limits, &tx);
+        let n = read_upload(std::io::Cursor::new(bytes), limits, &tx);
         drop(tx);
         let mut docs = Vec::new();
         while let Ok(g) = rx.try_recv() {
@@ -246,6 +356,55 @@ mod tests {
         );
         assert_eq!(STANDARD.decode(&docs[1].content).unwrap(), b"<CreditNote/>");
         assert_eq!(docs[0].size_bytes, 10);
+    }
+
+    #[test]
+    fn each_line_of_a_json_feed_is_a_document_named_by_its_line() {
+        let feed = b"{\"number\":\"1\"}\n\n  \r\n{\"number\":\"2\"}\r\n{\"number\":\"3\"}".to_vec();
+        let (n, docs) = read(feed, &BatchesConfig::default());
+        assert_eq!(n, Ok(3));
+        assert_eq!(
+            docs.iter()
+                .map(|d| (d.seq, d.name.as_str()))
+                .collect::<Vec<_>>(),
+            [(1, "line 1"), (2, "line 4"), (3, "line 5")]
+        );
+        assert_eq!(
+            STANDARD.decode(&docs[1].content).unwrap(),
+            b"{\"number\":\"2\"}"
+        );
+        assert_eq!(docs[2].size_bytes, 14);
+    }
+
+    #[test]
+    fn a_json_feed_is_bounded_like_a_zip() {
+        let feed = b"{\"a\":1}\n{\"b\":2}\n".to_vec();
+        let few = BatchesConfig {
+            max_documents: 1,
+            ..BatchesConfig::default()
+        };
+        assert!(read(feed.clone(), &few)
+            .0
+            .unwrap_err()
+            .contains("feed holds more than 1 documents"));
+        // One endless line is read up to the limit and no further.
+        let long = format!("{{\"notes\":[\"{}\"]}}", "x".repeat(1000)).into_bytes();
+        let small = BatchesConfig {
+            max_document_bytes: 100,
+            ..BatchesConfig::default()
+        };
+        assert!(read(long, &small)
+            .0
+            .unwrap_err()
+            .contains("line 1 is longer than 100 bytes"));
+        let little = BatchesConfig {
+            max_unpacked_bytes: 10,
+            ..BatchesConfig::default()
+        };
+        assert!(read(feed, &little)
+            .0
+            .unwrap_err()
+            .contains("unpacks to more than 10"));
     }
 
     #[test]

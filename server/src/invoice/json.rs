@@ -46,6 +46,58 @@ impl JsonError {
     }
 }
 
+/// What a document is said to be, by the request that brought it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Declared {
+    /// XML (UBL): parsed as XML whatever it looks like.
+    Xml,
+    /// A JSON invoice.
+    Json,
+    /// Nothing said (a ZIP member, a body without a content type): told by its first byte.
+    ByContent,
+}
+
+impl Declared {
+    /// A part of a multipart form: a JSON invoice when its content type says JSON or its
+    /// file name ends in `.json`, else XML. A form part's content type is often left out,
+    /// so XML stays the default: a part that merely looks like JSON is not taken as one.
+    pub fn of_part(content_type: Option<&str>, file_name: Option<&str>) -> Declared {
+        let json_type = content_type.is_some_and(is_json_type);
+        let json_name = file_name.is_some_and(|n| {
+            n.rsplit_once('.')
+                .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("json"))
+        });
+        if json_type || json_name {
+            Declared::Json
+        } else {
+            Declared::Xml
+        }
+    }
+
+    /// A raw request body with this (lowercase, parameterless) content type; empty when
+    /// absent.
+    pub fn of_body(content_type: &str) -> Declared {
+        if content_type.is_empty() {
+            Declared::ByContent
+        } else if is_json_type(content_type) {
+            Declared::Json
+        } else {
+            Declared::Xml
+        }
+    }
+}
+
+/// `application/json`, the JSON invoice's own type, or another `+json` type.
+pub fn is_json_type(content_type: &str) -> bool {
+    let t = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    t == "application/json" || t.ends_with("+json")
+}
+
 /// Whether `bytes` look like a JSON object (its first non-blank byte, after a BOM, is `{`)
 /// rather than XML, whose first is `<`.
 pub fn is_json(bytes: &[u8]) -> bool {
@@ -77,13 +129,58 @@ pub fn parse(bytes: &[u8]) -> Result<InvoiceView, JsonError> {
         line: e.line(),
         column: e.column(),
     })?;
+    // serde takes a struct from an array of its fields in order as well as from an object;
+    // the JSON invoice is objects only (as its schema says), so an array where the model
+    // has an object is refused. Found by reading what was parsed back: where the model
+    // writes an object, the input must have had one.
+    let input: Value = serde_json::from_slice(bytes).map_err(|e| JsonError {
+        message: e.to_string(),
+        path: None,
+        line: e.line(),
+        column: e.column(),
+    })?;
+    let model = serde_json::to_value(&view).unwrap_or(Value::Null);
+    if let Some(path) = array_for_object(&input, &model, String::new()) {
+        return Err(JsonError {
+            message: format!("`{path}` must be an object, not an array"),
+            path: Some(path),
+            line: 1,
+            column: 1,
+        });
+    }
     Ok(view)
 }
 
-/// `bytes` as XML: a JSON invoice is written as UBL, anything else is passed on as it is
-/// (to be parsed, and refused if it is not XML, by the caller).
-pub fn to_xml(bytes: &[u8]) -> Result<Cow<'_, [u8]>, JsonError> {
-    if is_json(bytes) {
+/// The path of the first place where `input` has an array and `model` an object.
+fn array_for_object(input: &Value, model: &Value, at: String) -> Option<String> {
+    match (input, model) {
+        (Value::Array(_), Value::Object(_)) => Some(at),
+        (Value::Array(a), Value::Array(b)) => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| array_for_object(x, y, format!("{at}[{i}]"))),
+        (Value::Object(a), Value::Object(b)) => a.iter().find_map(|(k, x)| {
+            let at = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            b.get(k).and_then(|y| array_for_object(x, y, at))
+        }),
+        _ => None,
+    }
+}
+
+/// `bytes` as XML: a JSON invoice (declared, or by its content) is written as UBL, anything
+/// else is passed on as it is (to be parsed, and refused if it is not XML, by the caller).
+pub fn to_xml(bytes: &[u8], declared: Declared) -> Result<Cow<'_, [u8]>, JsonError> {
+    let json = match declared {
+        Declared::Xml => false,
+        Declared::Json => true,
+        Declared::ByContent => is_json(bytes),
+    };
+    if json {
         Ok(Cow::Owned(super::write(&parse(bytes)?)))
     } else {
         Ok(Cow::Borrowed(bytes))

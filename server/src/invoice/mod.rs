@@ -3,6 +3,7 @@
 //! rendition, the sending checks and the JSON feeds all use this one model, so each term
 //! has one reading everywhere.
 
+mod checked;
 pub mod json;
 pub mod model;
 mod read;

@@ -8,6 +8,8 @@
 //! report, so a JSON invoice with gaps is answered with findings, not refused.
 
 use serde::{Deserialize, Serialize};
+
+use super::checked;
 use serde_with::skip_serializing_none;
 use utoipa::ToSchema;
 
@@ -26,7 +28,7 @@ pub enum DocumentKind {
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default, deny_unknown_fields)]
-#[schema(as = Invoice)]
+#[schema(as = JsonInvoice)]
 pub struct InvoiceView {
     pub kind: DocumentKind,
     /// BT-24 specification identifier (UBL `CustomizationID`); Peppol BIS Billing 3.0 when
@@ -40,12 +42,15 @@ pub struct InvoiceView {
     pub type_code: Option<String>,
     /// BT-2 issue date
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub issue_date: Option<String>,
     /// BT-9 payment due date (a credit note carries it in its payment means)
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub due_date: Option<String>,
     /// BT-7 VAT point date
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub tax_point_date: Option<String>,
     /// BT-5 invoice currency (ISO 4217)
     pub currency: Option<String>,
@@ -83,6 +88,7 @@ pub struct InvoiceView {
     pub vat_breakdown: Vec<VatSubtotal>,
     /// BT-110 invoice total VAT amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub vat_total: Option<String>,
     /// BT-111 invoice total VAT amount in the VAT accounting currency
     pub vat_total_tax_currency: Option<TaxCurrencyTotal>,
@@ -92,10 +98,11 @@ pub struct InvoiceView {
 
 /// BT-111: an amount in the VAT accounting currency.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 #[schema(as = TaxCurrencyTotal)]
 pub struct TaxCurrencyTotal {
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal_text")]
     pub amount: String,
     /// ISO 4217, the same as BT-6
     pub currency: String,
@@ -109,9 +116,11 @@ pub struct TaxCurrencyTotal {
 pub struct Period {
     /// BT-73 / BT-134 start date
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub start: Option<String>,
     /// BT-74 / BT-135 end date
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub end: Option<String>,
     /// BT-8 VAT point date code (UNTDID 2005: 3, 35 or 432); document level only
     pub description_code: Option<String>,
@@ -158,6 +167,7 @@ pub struct PrecedingInvoice {
     pub id: String,
     /// BT-26
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub issue_date: Option<String>,
 }
 
@@ -236,7 +246,7 @@ pub struct Identifier {
 #[skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default, deny_unknown_fields)]
-#[schema(as = PostalAddress)]
+#[schema(as = InvoiceAddress)]
 pub struct Address {
     /// BT-35 / BT-50 / BT-64 / BT-75 address line 1
     pub street: Option<String>,
@@ -288,6 +298,7 @@ impl Contact {
 pub struct Delivery {
     /// BT-72 actual delivery date
     #[schema(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]
+    #[serde(deserialize_with = "checked::date")]
     pub date: Option<String>,
     /// BT-70 deliver to party name
     pub party_name: Option<String>,
@@ -351,12 +362,15 @@ pub struct AllowanceCharge {
     pub is_charge: bool,
     /// BT-92 / BT-99 / BT-136 / BT-141 amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub amount: Option<String>,
     /// BT-93 / BT-100 / BT-137 / BT-142 base amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub base_amount: Option<String>,
     /// BT-94 / BT-101 / BT-138 / BT-143 percentage
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub percent: Option<String>,
     /// BT-97 / BT-104 / BT-139 / BT-144 reason
     pub reason: Option<String>,
@@ -366,6 +380,7 @@ pub struct AllowanceCharge {
     pub vat_category: Option<String>,
     /// BT-96 / BT-103 VAT rate (document level)
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub vat_rate: Option<String>,
 }
 
@@ -381,11 +396,13 @@ pub struct Line {
     pub note: Option<String>,
     /// BT-129 invoiced quantity
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub quantity: Option<String>,
     /// BT-130 unit of measure (UN/ECE Rec 20, e.g. `C62`, `HUR`)
     pub unit: Option<String>,
     /// BT-131 line net amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub net_amount: Option<String>,
     /// BT-133 buyer accounting reference
     pub accounting_cost: Option<String>,
@@ -417,20 +434,25 @@ pub struct Line {
     pub vat_category: Option<String>,
     /// BT-152 invoiced item VAT rate
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub vat_rate: Option<String>,
     /// BT-146 item net price
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub unit_price: Option<String>,
     /// BT-149 item price base quantity
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub base_quantity: Option<String>,
     /// BT-150 item price base quantity unit of measure
     pub base_quantity_unit: Option<String>,
     /// BT-148 item gross price
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub gross_price: Option<String>,
     /// BT-147 item price discount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub price_discount: Option<String>,
     /// BG-27 / BG-28 line allowances and charges
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -457,12 +479,15 @@ pub struct VatSubtotal {
     pub category: Option<String>,
     /// BT-119 VAT category rate
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub rate: Option<String>,
     /// BT-116 VAT category taxable amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub taxable: Option<String>,
     /// BT-117 VAT category tax amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub tax: Option<String>,
     /// BT-121 VAT exemption reason code (VATEX)
     pub exemption_code: Option<String>,
@@ -478,26 +503,34 @@ pub struct VatSubtotal {
 pub struct Totals {
     /// BT-106 sum of invoice line net amounts
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub line_total: Option<String>,
     /// BT-107 sum of allowances on document level
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub allowance_total: Option<String>,
     /// BT-108 sum of charges on document level
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub charge_total: Option<String>,
     /// BT-109 invoice total without VAT
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub tax_exclusive: Option<String>,
     /// BT-112 invoice total with VAT
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub tax_inclusive: Option<String>,
     /// BT-113 paid amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub prepaid: Option<String>,
     /// BT-114 rounding amount
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub rounding: Option<String>,
     /// BT-115 amount due for payment
     #[schema(pattern = r"^[+-]?[0-9]+(\.[0-9]+)?$")]
+    #[serde(deserialize_with = "checked::decimal")]
     pub payable: Option<String>,
 }

@@ -17,18 +17,22 @@ use crate::problem::Problem;
 use crate::state::AppState;
 use crate::store::{BatchRecord, DocumentRow};
 
-/// Content types of a ZIP upload.
-const ZIP_TYPES: &[&str] = &[
+/// Content types of an upload: a ZIP, or an NDJSON feed of JSON invoices (what it is, is
+/// read from its first bytes, so `application/octet-stream` serves both).
+const UPLOAD_TYPES: &[&str] = &[
     "application/zip",
     "application/x-zip-compressed",
     "application/octet-stream",
+    "application/x-ndjson",
+    "application/jsonl",
 ];
 
-/// The bytes of a ZIP, for the OpenAPI description (sent as `application/octet-stream`, or
-/// as `application/zip`, which the server takes too but not every client generator knows).
+/// The bytes of a ZIP or an NDJSON feed, for the OpenAPI description (sent as
+/// `application/octet-stream`, or as `application/zip` / `application/x-ndjson`, which the
+/// server takes too but not every client generator knows).
 #[derive(ToSchema)]
 #[schema(value_type = String, format = Binary)]
-pub struct ZipUpload(pub Vec<u8>);
+pub struct BatchUpload(pub Vec<u8>);
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -194,8 +198,8 @@ async fn submit(
 ) -> Result<Response, Problem> {
     let headers = request.headers();
     let kind = crate::routes::validate::content_type(headers);
-    if !ZIP_TYPES.contains(&kind.as_str()) {
-        return Err(Problem::unsupported_media_type(&kind, ZIP_TYPES));
+    if !UPLOAD_TYPES.contains(&kind.as_str()) {
+        return Err(Problem::unsupported_media_type(&kind, UPLOAD_TYPES));
     }
     let limit = state.config.batches.max_bytes;
     let declared = headers
@@ -234,7 +238,7 @@ async fn submit(
         }
         Err(IntakeError::TooLarge { limit }) => Err(too_large(limit)),
         Err(IntakeError::Empty) => Err(Problem::bad_request(
-            "the upload is empty: send a ZIP of documents",
+            "the upload is empty: send a ZIP of documents or an NDJSON feed",
         )),
         Err(IntakeError::Body(e)) => Err(Problem::bad_request(format!(
             "the upload did not arrive whole: {e}"
@@ -262,14 +266,14 @@ fn answer(status: StatusCode, v: BatchView) -> Response {
 
 #[utoipa::path(post, path = "/v1/batches", tag = "batches", operation_id = "submit_batch_v1",
     params(BatchQuery, ("Idempotency-Key" = Option<String>, Header, description = "The same key answers the batch it made (200) instead of taking the upload again")),
-    request_body(description = "A ZIP of UBL 2.1 invoices and credit notes (folders and `__MACOSX/` are skipped), sent as `application/octet-stream` or `application/zip`",
-        content = ZipUpload, content_type = "application/octet-stream"),
+    request_body(description = "A ZIP of documents (UBL 2.1 invoices and credit notes, or JSON invoices; folders and `__MACOSX/` are skipped), or a JSON feed: NDJSON, one JSON invoice per line (`line N` names each). Sent as `application/octet-stream`, `application/zip` or `application/x-ndjson`: what it is, is read from its first bytes",
+        content = BatchUpload, content_type = "application/octet-stream"),
     responses(
         (status = 202, description = "Stored whole; it is split and processed in the background (`Location`: its progress)", body = BatchView),
         (status = 200, description = "The batch this Idempotency-Key made before", body = BatchView),
         (status = 400, description = "Empty or broken upload, bad profile or key", body = crate::problem::ProblemBody),
         (status = 413, description = "Over `batches.max_bytes`", body = crate::problem::ProblemBody),
-        (status = 415, description = "Not a ZIP content type", body = crate::problem::ProblemBody)))]
+        (status = 415, description = "Not a ZIP or NDJSON content type", body = crate::problem::ProblemBody)))]
 pub async fn submit_v1(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -281,14 +285,14 @@ pub async fn submit_v1(
 
 #[utoipa::path(post, path = "/api/batches", tag = "batches", operation_id = "submit_batch_api",
     params(BatchQuery, ("Idempotency-Key" = Option<String>, Header, description = "The same key answers the batch it made (200) instead of taking the upload again")),
-    request_body(description = "A ZIP of UBL 2.1 invoices and credit notes, sent as `application/octet-stream` or `application/zip`",
-        content = ZipUpload, content_type = "application/octet-stream"),
+    request_body(description = "A ZIP of UBL 2.1 invoices and credit notes or JSON invoices, or an NDJSON feed of JSON invoices; sent as `application/octet-stream`, `application/zip` or `application/x-ndjson`",
+        content = BatchUpload, content_type = "application/octet-stream"),
     responses(
         (status = 202, description = "Stored whole; processed in the background", body = BatchView),
         (status = 200, description = "The batch this Idempotency-Key made before", body = BatchView),
         (status = 400, description = "Empty or broken upload, bad profile or key", body = crate::problem::ProblemBody),
         (status = 413, description = "Over `batches.max_bytes`", body = crate::problem::ProblemBody),
-        (status = 415, description = "Not a ZIP content type", body = crate::problem::ProblemBody)))]
+        (status = 415, description = "Not a ZIP or NDJSON content type", body = crate::problem::ProblemBody)))]
 pub async fn submit_api(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,

@@ -17,6 +17,7 @@ pub(crate) struct Form {
 pub(crate) struct Part<'a> {
     pub name: String,
     pub file_name: Option<String>,
+    pub content_type: Option<String>,
     field: Field<'a>,
     limit: usize,
 }
@@ -37,6 +38,7 @@ impl Form {
         Ok(field.map(|field| Part {
             name: field.name().unwrap_or("").to_string(),
             file_name: field.file_name().map(str::to_string),
+            content_type: field.content_type().map(str::to_string),
             field,
             limit,
         }))

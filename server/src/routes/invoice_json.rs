@@ -14,7 +14,7 @@ use crate::state::AppState;
 use crate::validation;
 
 #[utoipa::path(get, path = "/v1/schemas/invoice.json", tag = "validation", operation_id = "invoice_json_schema",
-    responses((status = 200, description = "The JSON Schema (2020-12) of the JSON invoice: EN 16931 business terms as members (the `Invoice` schema of this description, standalone)",
+    responses((status = 200, description = "The JSON Schema (2020-12) of the JSON invoice: EN 16931 business terms as members (the `JsonInvoice` schema of this description, standalone)",
         content((Object = "application/schema+json")))))]
 pub async fn schema(State(state): State<AppState>) -> Response {
     let doc = json::schema_document(state.config.public_base());

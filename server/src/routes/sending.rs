@@ -22,6 +22,7 @@ use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, partner, SendRequest};
 use crate::state::AppState;
 use crate::store::{self, ConnectionRecord};
+use crate::validation::Declared;
 
 // ---- connections -------------------------------------------------------------------
 
@@ -267,7 +268,7 @@ fn scenario(state: &AppState, headers: &HeaderMap) -> Option<String> {
     params(SendQuery,
         ("Idempotency-Key" = String, Header, description = "Required. A retry with the same key and document replays the first answer; kept 24 h"),
         ("Invex-Sandbox-Scenario" = Option<String>, Header, description = "Sandbox only: accepted (default), rejected, under_query, conditionally_accepted, transport_rejection, delivery_failure, no_response. Without the header the buyer's electronic address chooses: 0245:9999000001 rejected, …002 under_query, …003 conditionally_accepted, …004 transport_rejection, …005 delivery_failure, …006 no_response; any other: accepted")),
-    request_body(description = "The UBL invoice or credit note, or the same as a JSON invoice (sent as the UBL it is written as; see the `Invoice` schema and docs/integration.md)",
+    request_body(description = "The UBL invoice or credit note, or the same as a JSON invoice (sent as the UBL it is written as; see the `JsonInvoice` schema and docs/integration.md)",
         content((String = "application/xml"), (crate::invoice::InvoiceView = "application/vnd.invex.invoice+json"), (crate::invoice::InvoiceView = "application/json"))),
     responses(
         (status = 202, description = "Validated, stored and queued; delivery follows asynchronously (see `links.messages`)", body = sending::SendAccepted),
@@ -288,9 +289,11 @@ pub async fn send_v1(
 ) -> Result<Response, Problem> {
     let headers = request.headers().clone();
     let idempotency_key = idempotency_key(&headers)?;
+    let mut declared = Declared::Xml;
     let bytes = match &query.conversion_id {
         None => {
             document_content_type(&headers)?;
+            declared = Declared::of_body(&crate::routes::validate::content_type(&headers));
             read_raw(&state, request.into_body()).await?
         }
         Some(conversion_id) => {
@@ -323,6 +326,7 @@ pub async fn send_v1(
         allow_duplicate: query.allow_duplicate,
         family: Family::Versioned,
         bytes,
+        declared,
     };
     Ok(sending::send(&state, &principal, send).await)
 }
@@ -353,6 +357,7 @@ pub async fn send_api(
     let mut form = Form::new(multipart, state.config.limits.max_body_bytes);
     let (mut file, mut file_name, mut profile, mut resubmission_of) = (None, None, None, None);
     let mut allow_duplicate = false;
+    let mut declared = Declared::Xml;
     while let Some(part) = form.next().await? {
         match part.name.as_str() {
             "xml_file" if file.is_some() => {
@@ -364,6 +369,7 @@ pub async fn send_api(
             }
             "xml_file" => {
                 file_name = part.file_name.clone();
+                declared = Declared::of_part(part.content_type.as_deref(), file_name.as_deref());
                 file = Some(part.bytes().await?);
             }
             "profile" => profile = part.text().await?,
@@ -402,6 +408,7 @@ pub async fn send_api(
         allow_duplicate,
         family: Family::Api,
         bytes,
+        declared,
     };
     Ok(sending::send(&state, &principal, send).await)
 }

@@ -19,7 +19,7 @@ use crate::routes::form::Form;
 use crate::routes::page::{self, PageQuery};
 use crate::state::AppState;
 use crate::store::ValidationRecord;
-use crate::validation::{self, ValidationResult};
+use crate::validation::{self, Declared, ValidationResult};
 
 pub const SVRL: &str = "application/svrl+xml";
 const JSON: &str = "application/json";
@@ -105,6 +105,7 @@ pub(crate) fn content_type(headers: &HeaderMap) -> String {
 struct Upload {
     file_name: Option<String>,
     bytes: Bytes,
+    declared: Declared,
 }
 
 /// The problem for a request body that could not be read: too slow (408), over the limit
@@ -167,8 +168,13 @@ async fn read_multipart(
             ));
         }
         let file_name = part.file_name.clone();
+        let declared = Declared::of_part(part.content_type.as_deref(), file_name.as_deref());
         let bytes = part.bytes().await?;
-        uploads.push(Upload { file_name, bytes });
+        uploads.push(Upload {
+            file_name,
+            bytes,
+            declared,
+        });
     }
     if uploads.is_empty() {
         return Err(Problem::bad_request(
@@ -240,8 +246,15 @@ async fn validate_one(
     upload: Upload,
     format: Wanted,
 ) -> Result<Response, Problem> {
-    let validated =
-        validation::validate(state, profile, at, upload.file_name, upload.bytes).await?;
+    let validated = validation::validate(
+        state,
+        profile,
+        at,
+        upload.file_name,
+        upload.bytes,
+        upload.declared,
+    )
+    .await?;
     let record = validation::record(principal, &validated.result);
     let json = record.result.clone();
     state.store.insert_validations(vec![record]).await?;
@@ -260,7 +273,7 @@ async fn validate_one(
 
 #[utoipa::path(post, path = "/v1/invoice/validate", tag = "validation", operation_id = "validate_invoice_v1",
     params(ValidateQuery),
-    request_body(description = "UBL 2.1 invoice or credit note: raw XML (`application/xml`), a JSON invoice (validated as the UBL it is written as; findings point into that UBL; see the `Invoice` schema and docs/integration.md), or multipart with one file of either kind",
+    request_body(description = "UBL 2.1 invoice or credit note: raw XML (`application/xml`), a JSON invoice (validated as the UBL it is written as; findings point into that UBL; see the `JsonInvoice` schema and docs/integration.md), or multipart with one file of either kind",
         content((String = "application/xml"), (crate::invoice::InvoiceView = "application/vnd.invex.invoice+json"), (crate::invoice::InvoiceView = "application/json"), ("multipart/form-data"))),
     responses(
         (status = 200, description = "The validation result (stored; see Content-Location)",
@@ -297,6 +310,7 @@ pub async fn validate_v1(
             Upload {
                 file_name: None,
                 bytes,
+                declared: Declared::of_body(&kind),
             },
             None,
         )
@@ -393,9 +407,16 @@ pub async fn validate_api(
     let mut first_problem = None;
     for (index, upload) in uploads.into_iter().enumerate() {
         let file_name = upload.file_name.clone();
-        match validation::validate(&state, profile.clone(), at, upload.file_name, upload.bytes)
-            .await
-        {
+        let validated = validation::validate(
+            &state,
+            profile.clone(),
+            at,
+            upload.file_name,
+            upload.bytes,
+            upload.declared,
+        )
+        .await;
+        match validated {
             Ok(v) => records.push(validation::record(&principal, &v.result)),
             Err(problem) if problem.status.is_client_error() => {
                 rejected.push(Rejected {

@@ -49,6 +49,8 @@ pub struct SendRequest {
     /// The route family the request came in on: links in the answer point into it.
     pub family: Family,
     pub bytes: Bytes,
+    /// What the request says `bytes` are (a JSON invoice is sent as its UBL).
+    pub declared: validation::Declared,
 }
 
 /// The validation of a sent invoice (named apart from the validation list's summary).
@@ -353,11 +355,19 @@ pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequ
     // A JSON invoice is sent as the UBL it stands for: everything from here on (the
     // idempotency fingerprint, validation, the stored payload) sees that UBL, which the
     // writer makes the same for the same JSON.
-    if crate::invoice::json::is_json(&request.bytes) {
+    let json = match request.declared {
+        validation::Declared::Xml => false,
+        validation::Declared::Json => true,
+        validation::Declared::ByContent => crate::invoice::json::is_json(&request.bytes),
+    };
+    if json {
         let bytes = request.bytes.clone();
         let written = state
             .admission
-            .run(move || validation::to_xml(&bytes).map(|x| Bytes::from(x.into_owned())))
+            .run(move || {
+                validation::to_xml(&bytes, validation::Declared::Json)
+                    .map(|x| Bytes::from(x.into_owned()))
+            })
             .await;
         match written {
             Ok(Ok(xml)) => request.bytes = xml,

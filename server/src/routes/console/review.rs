@@ -1015,6 +1015,7 @@ async fn send(
         allow_duplicate: false,
         family: crate::auth::Family::Versioned,
         bytes: bytes::Bytes::from(record.xml.clone().into_bytes()),
+        declared: crate::validation::Declared::Xml,
     };
     let answer = sending::send(state, &principal, request).await;
     let status = answer.status();

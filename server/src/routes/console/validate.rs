@@ -20,7 +20,7 @@ use crate::auth::roles::allow;
 use crate::problem::Problem;
 use crate::routes::form::Form;
 use crate::state::AppState;
-use crate::validation::{self, ValidationResult};
+use crate::validation::{self, Declared, ValidationResult};
 
 const PATH: &str = "/console/validate";
 /// Documents longer than this are not shown beside their findings (the findings still are):
@@ -62,7 +62,7 @@ const SK: VTexts = VTexts {
     title: "Overenie faktúr",
     intro: "Vyberte alebo sem pretiahnite jednu či viac faktúr UBL 2.1 (XML). Každá sa overí \
             podľa profilu a výsledok sa uloží medzi overenia vašej organizácie.",
-    files: "Faktúry (XML)",
+    files: "Faktúry (XML alebo JSON)",
     files_hint: "Najviac toľko súborov naraz, koľko dovoľuje limit servera.",
     profile: "Profil",
     detect: "Rozpoznať z faktúry",
@@ -91,7 +91,7 @@ const EN: VTexts = VTexts {
     title: "Validate invoices",
     intro: "Choose or drop one or more UBL 2.1 invoices (XML). Each is validated against its \
             profile and the result is kept with your organisation's validations.",
-    files: "Invoices (XML)",
+    files: "Invoices (XML or JSON)",
     files_hint: "At most as many files at once as the server's limit allows.",
     profile: "Profile",
     detect: "Detect from the invoice",
@@ -168,7 +168,7 @@ fn upload_form(
             input type="hidden" name="csrf" value=(csrf);
             label for="files" { (v.files) }
             input id="files" name="files[]" type="file" multiple required
-                accept=".xml,application/xml,text/xml" aria-describedby="files-hint";
+                accept=".xml,application/xml,text/xml,.json,application/json" aria-describedby="files-hint";
             p.hint id="files-hint" { (v.files_hint) " (" (max_files) ")" }
             label for="profile" { (v.profile) }
             select id="profile" name="profile" {
@@ -191,7 +191,7 @@ struct Sent {
     csrf: String,
     profile: Option<String>,
     at: Option<String>,
-    files: Vec<(Option<String>, Bytes)>,
+    files: Vec<(Option<String>, Bytes, Declared)>,
 }
 
 async fn read_form(state: &AppState, request: Request) -> Result<Sent, Problem> {
@@ -215,10 +215,11 @@ async fn read_form(state: &AppState, request: Request) -> Result<Sent, Problem> 
                     ));
                 }
                 let name = part.file_name.clone();
+                let declared = Declared::of_part(part.content_type.as_deref(), name.as_deref());
                 let bytes = part.bytes().await?;
                 // A file input with nothing chosen still sends an empty part.
                 if !bytes.is_empty() || name.as_deref().is_some_and(|n| !n.is_empty()) {
-                    sent.files.push((name, bytes));
+                    sent.files.push((name, bytes, declared));
                 }
             }
             other => {
@@ -302,8 +303,17 @@ pub async fn submit(
     }
     let mut outcomes = Vec::with_capacity(sent.files.len());
     let mut records = Vec::new();
-    for (name, bytes) in sent.files {
-        match validation::validate(&state, profile.clone(), at, name.clone(), bytes.clone()).await {
+    for (name, bytes, declared) in sent.files {
+        let validated = validation::validate(
+            &state,
+            profile.clone(),
+            at,
+            name.clone(),
+            bytes.clone(),
+            declared,
+        )
+        .await;
+        match validated {
             Ok(validated) => {
                 records.push(validation::record_for(
                     &signed.1.tenant_id,
