@@ -51,19 +51,30 @@ fn convert(c: &mut Criterion) {
     });
     group.bench_function("extract", |b| {
         b.iter(|| {
-            extract::extract(&bytes, Some("export.csv"), None, &Default::default())
-                .expect("extract")
-                .candidates
-                .len()
+            extract::extract(
+                &bytes,
+                Some("export.csv"),
+                invex_server::validation::Declared::Xml,
+                None,
+                &Default::default(),
+            )
+            .expect("extract")
+            .candidates
+            .len()
         })
     });
     group.bench_function("extract_write_validate_gate", |b| {
         b.iter_batched(
             || (),
             |()| {
-                let extracted =
-                    extract::extract(&bytes, Some("export.csv"), None, &Default::default())
-                        .expect("extract");
+                let extracted = extract::extract(
+                    &bytes,
+                    Some("export.csv"),
+                    invex_server::validation::Declared::Xml,
+                    None,
+                    &Default::default(),
+                )
+                .expect("extract");
                 let mut ready = 0;
                 for candidate in &extracted.candidates {
                     let e = review::evaluate(&catalog, None, candidate, 0.8).expect("evaluate");

@@ -364,3 +364,50 @@ async fn a_json_feed_is_a_batch_of_its_lines() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn a_json_invoice_converts_to_its_ubl_ready_to_send() {
+    let s = TestServer::start().await;
+    let mut invoice = as_json(&s, example("invoice-sk.xml")).await;
+    invoice["number"] = json!("JSON-CONV-1");
+    let convert = |part: reqwest::multipart::Part| async {
+        s.v1(Method::POST, "/v1/invoice/convert", BOOTSTRAP)
+            .multipart(reqwest::multipart::Form::new().part("file", part))
+            .send()
+            .await
+            .unwrap()
+    };
+    let part =
+        reqwest::multipart::Part::bytes(invoice.to_string().into_bytes()).file_name("export.json");
+    let r = convert(part).await;
+    assert_eq!(r.status(), 201);
+    let result: Value = r.json().await.unwrap();
+    let conversion = &result["conversions"][0];
+    assert_eq!(conversion["status"], "ready", "{conversion}");
+    assert_eq!(conversion["input_format"], "json");
+    let id = conversion["id"].as_str().unwrap();
+    let xml = s
+        .v1(Method::GET, &format!("/v1/conversions/{id}/xml"), BOOTSTRAP)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(xml.contains("<cbc:ID>JSON-CONV-1</cbc:ID>"));
+    // The generated UBL reads back as the JSON it came from.
+    let back = as_json(&s, xml.into_bytes()).await;
+    assert_eq!(back, invoice);
+
+    // JSON that does not say it is JSON is not guessed at.
+    let part = reqwest::multipart::Part::bytes(invoice.to_string().into_bytes());
+    problem(convert(part).await, 415).await;
+    let part = reqwest::multipart::Part::bytes(b"{\"number\": 1}".to_vec())
+        .mime_str(JSON_TYPE)
+        .unwrap();
+    let p = problem(convert(part).await, 422).await;
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("invalid-invoice-json"));
+}

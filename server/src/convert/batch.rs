@@ -16,6 +16,7 @@ use super::gate::{CrossCheck, ReviewReason};
 use super::model::FieldView;
 use super::review::{self, Candidate};
 use super::tabular::Mapping;
+use crate::invoice::json::Declared;
 
 pub struct BatchOptions {
     pub out: PathBuf,
@@ -228,6 +229,7 @@ pub fn run(
                 extract::extract(
                     &bytes,
                     file_name.as_deref(),
+                    Declared::of_part(None, file_name.as_deref()),
                     opts.mapping.as_ref(),
                     &opts.limits,
                 )

@@ -6,6 +6,7 @@ use super::model::{DocumentKind, Draft, Field};
 use super::pdf::{self, PdfError, XmlFlavour};
 use super::review::Candidate;
 use super::tabular::{self, CellIssue, Mapping, Severity, TabularError};
+use crate::invoice::json::Declared;
 use rust_decimal::Decimal;
 
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +21,8 @@ pub enum ExtractError {
     UnknownMapping(String),
     #[error("no invoice found in the file")]
     NoInvoices,
+    #[error(transparent)]
+    Json(#[from] crate::invoice::json::JsonError),
 }
 
 /// The limits of every extractor. `tabular.max_invoices` bounds the invoices of a PDF too.
@@ -45,6 +48,7 @@ impl ExtractError {
             ExtractError::Tabular(_) => "unreadable-spreadsheet",
             ExtractError::Pdf(_) => "unreadable-pdf",
             ExtractError::NoInvoices => "no-invoices-found",
+            ExtractError::Json(_) => "invalid-invoice-json",
         }
     }
 
@@ -114,16 +118,29 @@ fn input_issue(field: Option<String>, location: Option<String>, message: String)
     }
 }
 
+/// `declared` says whether the file is a JSON invoice; anything else is told by its bytes.
 pub fn extract(
     bytes: &[u8],
     file_name: Option<&str>,
+    declared: Declared,
     mapping: Option<&Mapping>,
     limits: &Limits,
 ) -> Result<Extracted, ExtractError> {
+    if declared == Declared::Json {
+        return from_json(bytes);
+    }
     let head = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .map_or(&[][..], |i| &bytes[i..]);
+    if head.starts_with(b"{") {
+        return Err(ExtractError::Unsupported(
+            "this looks like JSON: a JSON invoice is converted when the upload says it is one \
+             (the part's Content-Type application/json or application/vnd.invex.invoice+json, \
+             or a file name ending in .json)"
+                .into(),
+        ));
+    }
     if head.starts_with(b"%PDF-") {
         return from_pdf(bytes, limits);
     }
@@ -172,6 +189,21 @@ pub fn extract(
     Ok(Extracted {
         format: extraction.format.as_str(),
         candidates,
+    })
+}
+
+/// A JSON invoice states its business terms exactly: the UBL written from it is the
+/// document, as a UBL invoice embedded in a PDF is, and nothing is guessed.
+fn from_json(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let view = crate::invoice::json::parse(bytes)?;
+    Ok(Extracted {
+        format: "json",
+        candidates: vec![Candidate {
+            draft: Draft::default(),
+            issues: Vec::new(),
+            cross_checks: Vec::new(),
+            embedded_xml: Some(crate::invoice::write(&view)),
+        }],
     })
 }
 

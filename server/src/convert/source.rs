@@ -55,6 +55,11 @@ pub fn view(
     if format == "pdf" {
         return pages(bytes, fields, limits);
     }
+    if format == "json" {
+        return SourceView::Unavailable(
+            "a JSON invoice is taken as it is: the UBL written from it is the document".into(),
+        );
+    }
     sheets(bytes, file_name, fields, limits)
 }
 

@@ -15,6 +15,7 @@ use crate::admission::Ticket;
 use crate::auth::Principal;
 use crate::convert::review::{self, ConversionStatus, ConversionView, Correction, ReviewError};
 use crate::convert::{self, extract};
+use crate::invoice::json::Declared;
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
 use crate::routes::created::Created;
@@ -25,7 +26,7 @@ use crate::store::{ConversionRecord, InputRecord};
 
 /// What a convert request carried.
 struct Upload {
-    files: Vec<(Option<String>, Bytes)>,
+    files: Vec<(Option<String>, Bytes, Declared)>,
     mapping: Option<String>,
     profile: Option<String>,
 }
@@ -54,7 +55,11 @@ async fn read_upload(state: &AppState, request: Request<Body>) -> Result<Upload,
                     ));
                 }
                 let file_name = part.file_name.clone();
-                upload.files.push((file_name, part.bytes().await?));
+                let declared =
+                    Declared::of_part(part.content_type.as_deref(), file_name.as_deref());
+                upload
+                    .files
+                    .push((file_name, part.bytes().await?, declared));
             }
             "mapping" => upload.mapping = part.text().await?,
             "profile" => upload.profile = part.text().await?,
@@ -145,16 +150,21 @@ async fn convert_upload(
             let now = crate::clock::now();
             let mut records = Vec::new();
             let mut inputs = Vec::new();
-            for (file_name, bytes) in &upload.files {
+            for (file_name, bytes, declared) in &upload.files {
                 // The invoices the upload may still hold bound this file's reading.
                 let mut left = limits.clone();
                 left.tabular.max_invoices = max_invoices.saturating_sub(records.len());
-                let extracted =
-                    extract::extract(bytes, file_name.as_deref(), mapping.as_ref(), &left)
-                        .map_err(|e| {
-                            extract_problem(e, max_invoices)
-                                .with("file_name", file_name.as_deref().unwrap_or(""))
-                        })?;
+                let extracted = extract::extract(
+                    bytes,
+                    file_name.as_deref(),
+                    *declared,
+                    mapping.as_ref(),
+                    &left,
+                )
+                .map_err(|e| {
+                    extract_problem(e, max_invoices)
+                        .with("file_name", file_name.as_deref().unwrap_or(""))
+                })?;
                 let input_sha256 = review::sha256(bytes);
                 let meta = review::Upload {
                     tenant_id: &tenant,
@@ -273,13 +283,13 @@ fn created(result: ConvertResult) -> Created<ConvertResult> {
 }
 
 #[utoipa::path(post, path = "/v1/invoice/convert", tag = "conversion", operation_id = "convert_invoice_v1",
-    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb) or a CSV file (one or more `file` fields); \
+    request_body(content_type = "multipart/form-data", description = "`file`: a PDF, a workbook (xlsx, ods; not the legacy xls / xlsb), a CSV file, or a JSON invoice (a part whose Content-Type is JSON or whose file name ends in `.json`: its UBL is the document, `ready` when valid) (one or more `file` fields); \
 optional `mapping`: a shipped mapping id (GET /v1/invoice/convert/mappings) or a mapping JSON; optional `profile` to validate against (else detected)"),
     responses(
         (status = 201, description = "One conversion per invoice found: generated UBL, fields with confidence and source, validation report, status `ready` or `needs_review` with reasons", body = ConvertResult),
         (status = 400, description = "No file", body = crate::problem::ProblemBody),
         (status = 413, description = "Too large, too many files or invoices", body = crate::problem::ProblemBody),
-        (status = 415, description = "Not a PDF, spreadsheet or CSV", body = crate::problem::ProblemBody),
+        (status = 415, description = "Not a PDF, spreadsheet, CSV or JSON invoice (JSON must say it is: Content-Type or `.json` name)", body = crate::problem::ProblemBody),
         (status = 422, description = "The file cannot be read (damaged, no text layer, columns missing, bad mapping)", body = crate::problem::ProblemBody)))]
 pub async fn convert_v1(
     State(state): State<AppState>,

@@ -700,7 +700,14 @@ fn side_by_side_parties_on_different_baselines_and_a_recap_beside_the_totals() {
 /// peppol-bis3 and the review gate; per invoice the XML, the reasons and the fatal count.
 fn pipeline(pdf: &[u8]) -> Vec<(Vec<u8>, Vec<crate::convert::gate::ReviewReason>, usize)> {
     use crate::convert::{extract, review, ubl::tests::catalog};
-    let extracted = extract::extract(pdf, Some("in.pdf"), None, &Default::default()).unwrap();
+    let extracted = extract::extract(
+        pdf,
+        Some("in.pdf"),
+        crate::invoice::json::Declared::Xml,
+        None,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!(extracted.format, "pdf");
     extracted
         .candidates
