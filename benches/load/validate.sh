@@ -25,7 +25,7 @@ DATA="$(mktemp -d)"
 KEY="load-test-bootstrap-key-000001"
 export INVEX_LOAD_KEY="$KEY" INVEX_LOAD_DOC="${INVEX_LOAD_DOC:-examples/invoice-sk.xml}"
 
-INVEX_BIND=127.0.0.1:18081 INVEX_DATABASE_URL="sqlite://$DATA/invex.db?mode=rwc" \
+INVEX_SFTP_ENABLED=false INVEX_BIND=127.0.0.1:18081 INVEX_DATABASE_URL="sqlite://$DATA/invex.db?mode=rwc" \
 INVEX_BOOTSTRAP_KEY="$KEY" INVEX_RATE_PER_SECOND=1000000 INVEX_RATE_BURST=1000000 \
 INVEX_WATCH_RULEPACKS=false RUST_LOG=warn "$BIN" serve >"$DATA/server.log" 2>&1 &
 SERVER=$!

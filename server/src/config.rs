@@ -149,6 +149,9 @@ pub struct Config {
     /// Batches (`[batches]`): the worker, its leases, the limits of an upload.
     #[serde(default)]
     pub batches: crate::batches::BatchesConfig,
+    /// SFTP drop folders (`[sftp]`): on or off, where, the host key, limits.
+    #[serde(default)]
+    pub sftp: crate::sftp::SftpConfig,
     /// Console single sign-on (`[sso]`): where providers may be, timeouts, caching.
     #[serde(default)]
     pub sso: crate::sso::SsoConfig,
@@ -188,6 +191,7 @@ impl Default for Config {
             smtp: SmtpConfig::default(),
             sso: crate::sso::SsoConfig::default(),
             batches: crate::batches::BatchesConfig::default(),
+            sftp: crate::sftp::SftpConfig::default(),
             public_url: None,
         }
     }
@@ -602,6 +606,7 @@ impl Config {
                 k if k.starts_with("SMTP_") => self.smtp.apply_env(k, value).map_err(bad)?,
                 k if k.starts_with("SSO_") => self.sso.apply_env(k, value).map_err(bad)?,
                 k if k.starts_with("BATCHES_") => self.batches.apply_env(k, value).map_err(bad)?,
+                k if k.starts_with("SFTP_") => self.sftp.apply_env(k, value).map_err(bad)?,
                 "PUBLIC_URL" => self.public_url = Some(value).filter(|v| !v.trim().is_empty()),
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}

@@ -25,6 +25,7 @@ pub mod routes;
 pub mod sandbox;
 pub mod sending;
 pub mod server;
+pub mod sftp;
 pub mod special_ip;
 pub mod sso;
 pub mod state;

@@ -39,6 +39,8 @@ pub enum StartError {
     Config(#[from] crate::config::ConfigError),
     #[error("{0}")]
     Task(String),
+    #[error(transparent)]
+    Sftp(#[from] crate::sftp::listener::SftpError),
 }
 
 /// A running server.
@@ -60,6 +62,8 @@ pub struct Running {
     webhooks: Option<crate::webhooks::WorkerHandle>,
     /// The batch worker, when this instance runs one.
     batches: Option<crate::batches::worker::BatchWorker>,
+    /// The SFTP server, when on.
+    pub sftp: Option<crate::sftp::SftpServer>,
 }
 
 impl Running {
@@ -86,6 +90,9 @@ impl Running {
 
     /// After the last request: write the pending usage counts, close the database.
     async fn finish(&self) {
+        if let Some(sftp) = &self.sftp {
+            sftp.stop();
+        }
         if let Some(worker) = &self.batches {
             worker.stop().await;
         }
@@ -203,6 +210,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
                 .map_err(|e| StartError::Task(e.to_string()))?,
         ),
         connections: Arc::default(),
+        sftp: Arc::default(),
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();
@@ -246,6 +254,10 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
             max_findings: state.config.limits.max_findings,
         })
     });
+    let sftp = crate::sftp::start(&state).await?;
+    if let Some(s) = &sftp {
+        let _ = state.sftp.set((s.addr, s.host_key_fingerprint.clone()));
+    }
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     if let Some(mailer) = &state.mailer {
         tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");
@@ -261,6 +273,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         _watch: watch,
         webhooks,
         batches,
+        sftp,
     })
 }
 

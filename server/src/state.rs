@@ -42,6 +42,8 @@ pub struct AppState {
     pub admission: Arc<crate::admission::Admission>,
     /// Open, evicted and refused connections (the listener counts them).
     pub connections: Arc<crate::listener::ConnectionStats>,
+    /// The SFTP server's address and host key fingerprint, once it listens.
+    pub sftp: Arc<std::sync::OnceLock<(std::net::SocketAddr, String)>>,
 }
 
 impl AppState {

@@ -334,6 +334,7 @@ fn serve_shows_a_generated_bootstrap_key_and_never_a_configured_one() {
         command
             .arg("serve")
             .env("INVEX_BIND", format!("127.0.0.1:{port}"))
+            .env("INVEX_SFTP_BIND", "127.0.0.1:0")
             .env(
                 "INVEX_DATABASE_URL",
                 format!("sqlite://{}?mode=rwc", dir.path().join("db").display()),

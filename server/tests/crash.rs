@@ -39,6 +39,7 @@ fn serve_with(dir: &Path, port: u16, env: &[(&str, &str)]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_invex"))
         .arg("serve")
         .env("INVEX_BIND", format!("127.0.0.1:{port}"))
+        .env("INVEX_SFTP_BIND", "127.0.0.1:0")
         .env(
             "INVEX_DATABASE_URL",
             format!("sqlite://{}?mode=rwc", dir.join("invex.db").display()),

@@ -50,6 +50,7 @@ export async function startServer() {
     env: {
       ...process.env,
       INVEX_BIND: '127.0.0.1:0',
+      INVEX_SFTP_BIND: '127.0.0.1:0',
       INVEX_MODE: 'sandbox',
       INVEX_DATABASE_URL: `sqlite://${join(dir, 'invex.db')}?mode=rwc`,
       INVEX_RULEPACKS: join(root, 'rulepacks'),

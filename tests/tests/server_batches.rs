@@ -345,6 +345,9 @@ async fn a_retry_takes_the_place_of_an_upload_that_never_arrived_whole() {
         created_at: invex_server::clock::now(),
         started_at: None,
         finished_at: None,
+        input_name: None,
+        input_kind: None,
+        keep_input: false,
     };
     store.insert_batch(&stale).await.unwrap();
     store

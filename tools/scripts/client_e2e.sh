@@ -29,7 +29,7 @@ key=client-e2e-bootstrap-key-000000000001
 # Webhooks: the sandbox calls `http://127.0.0.1:<port>` (a literal loopback address) without
 # further settings; nothing else on loopback is reachable. The sandbox buyer answers after
 # 200 ms and the workers poll every 100 ms, so that the run takes seconds.
-INVEX_BIND=127.0.0.1:$port \
+INVEX_BIND=127.0.0.1:$port INVEX_SFTP_BIND=127.0.0.1:0 \
 INVEX_MODE=sandbox \
 INVEX_DATABASE_URL="sqlite://$dir/invex.db?mode=rwc" \
 INVEX_RULEPACKS="$root/rulepacks" \

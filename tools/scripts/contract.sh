@@ -25,7 +25,7 @@ fi
 dir=$(mktemp -d)
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key=contract-check-key-0000000000000001
-INVEX_BIND=127.0.0.1:$port \
+INVEX_BIND=127.0.0.1:$port INVEX_SFTP_BIND=127.0.0.1:0 \
 INVEX_DATABASE_URL="sqlite://$dir/invex.db?mode=rwc" \
 INVEX_RULEPACKS="$(dirname "$0")/../../rulepacks" \
 INVEX_WATCH_RULEPACKS=false \

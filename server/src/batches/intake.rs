@@ -24,6 +24,51 @@ pub struct NewBatch {
     pub profile: Option<String>,
     pub rules_at: NaiveDate,
     pub idempotency_key: Option<String>,
+    /// The file's name and kind, when the channel knows them (SFTP); see [`BatchRecord`].
+    pub input_name: Option<String>,
+    pub input_kind: Option<InputKind>,
+    pub keep_input: bool,
+}
+
+/// What an upload holds, when the channel knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// One document (UBL, or a JSON invoice), the whole upload.
+    Document,
+    Zip,
+    Ndjson,
+}
+
+impl InputKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputKind::Document => "document",
+            InputKind::Zip => "zip",
+            InputKind::Ndjson => "ndjson",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InputKind> {
+        match s {
+            "document" => Some(InputKind::Document),
+            "zip" => Some(InputKind::Zip),
+            "ndjson" => Some(InputKind::Ndjson),
+            _ => None,
+        }
+    }
+
+    /// By a file's name: `.zip`, `.ndjson` / `.jsonl`, anything else one document.
+    pub fn of_name(name: &str) -> InputKind {
+        let ext = name
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "zip" => InputKind::Zip,
+            "ndjson" | "jsonl" => InputKind::Ndjson,
+            _ => InputKind::Document,
+        }
+    }
 }
 
 /// What taking an upload did.
@@ -74,6 +119,9 @@ where
         created_at: crate::clock::now(),
         started_at: None,
         finished_at: None,
+        input_name: new.input_name.clone(),
+        input_kind: new.input_kind.map(|k| k.as_str().to_string()),
+        keep_input: new.keep_input,
     };
     if let BatchInserted::Existing(id) = store.insert_batch(&record).await? {
         let existing = store

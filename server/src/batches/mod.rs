@@ -12,13 +12,15 @@
 //! It knows no HTTP: the routes hand it a body stream and read its records.
 
 pub mod config;
+pub mod document;
 pub mod intake;
 pub mod process;
 pub mod split;
 pub mod worker;
 
 pub use config::BatchesConfig;
-pub use intake::{receive, Intake, IntakeError, NewBatch};
+pub use document::BatchDocument;
+pub use intake::{receive, InputKind, Intake, IntakeError, NewBatch};
 
 /// What is done with each document of a batch.
 #[derive(

@@ -19,7 +19,7 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
-use super::BatchesConfig;
+use super::{BatchesConfig, InputKind};
 use crate::store::{BatchRecord, NewBatchDocument, Notice, Store, StoreError};
 
 /// Documents stored per transaction.
@@ -80,7 +80,17 @@ pub async fn split(
     file.rewind().map_err(spool)?;
     let (tx, mut rx) = mpsc::channel::<Vec<NewBatchDocument>>(2);
     let limits = config.clone();
-    let reading = tokio::task::spawn_blocking(move || read_upload(file, &limits, &tx));
+    let kind = batch.input_kind.as_deref().and_then(InputKind::parse);
+    let name = batch
+        .input_name
+        .clone()
+        .unwrap_or_else(|| "document".into());
+    let reading = tokio::task::spawn_blocking(move || match kind {
+        Some(InputKind::Document) => read_document(file, &name, &limits, &tx),
+        Some(InputKind::Zip) => read_zip(file, &limits, &tx),
+        Some(InputKind::Ndjson) => read_ndjson(file, &limits, &tx),
+        None => read_upload(file, &limits, &tx),
+    });
     while let Some(group) = rx.recv().await {
         store.insert_batch_documents(&batch.id, &group).await?;
         if !renew().await? {
@@ -140,6 +150,29 @@ fn read_upload<R: Read + Seek>(
     } else {
         read_zip(file, limits, tx)
     }
+}
+
+/// The whole upload as one document (an SFTP file that is one invoice), named `name`.
+fn read_document<R: Read>(
+    file: R,
+    name: &str,
+    limits: &BatchesConfig,
+    tx: &mpsc::Sender<Vec<NewBatchDocument>>,
+) -> Result<i64, String> {
+    let mut content = Vec::new();
+    file.take(limits.max_document_bytes + 1)
+        .read_to_end(&mut content)
+        .map_err(|e| format!("`{name}` cannot be read: {e}"))?;
+    if content.len() as u64 > limits.max_document_bytes {
+        return Err(format!(
+            "`{name}` is larger than {} bytes (INVEX_BATCHES_MAX_DOCUMENT_BYTES)",
+            limits.max_document_bytes
+        ));
+    }
+    let mut docs = Documents::new(limits, tx);
+    let seq = docs.next_seq("file")?;
+    docs.push(seq, clean_name(name), &content, "file")?;
+    docs.finish()
 }
 
 fn read_head<R: Read>(file: &mut R, head: &mut [u8]) -> std::io::Result<usize> {

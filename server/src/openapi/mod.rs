@@ -22,7 +22,7 @@ use crate::auth::{Access, Family};
 use crate::config::Limits;
 use crate::routes::{
     self, batches, company, convert, health, invoice_json, keys, peppol, rulepacks, rules, sending,
-    tenants, usage, validate, vat, webhooks,
+    sftp, tenants, usage, validate, vat, webhooks,
 };
 use crate::state::AppState;
 
@@ -59,6 +59,7 @@ The interface control document (channels, limits, what to retry with which key a
         webhooks::rotate_secret, webhooks::test, webhooks::deliveries, webhooks::redeliver,
         batches::submit_v1, batches::submit_api, batches::get_v1, batches::get_api, batches::documents,
         batches::document_one, batches::results,
+        sftp::create, sftp::list, sftp::get_one, sftp::revoke,
     ),
     components(schemas(crate::problem::ProblemBody, crate::sending::states::Status, crate::batches::Mode)),
     tags(

@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Principal;
-use crate::batches::{self, Intake, IntakeError, Mode, NewBatch};
+use crate::batches::{self, BatchDocument, Intake, IntakeError, Mode, NewBatch};
 use crate::problem::Problem;
 use crate::state::AppState;
-use crate::store::{BatchRecord, DocumentRow};
+use crate::store::BatchRecord;
 
 /// Content types of an upload: a ZIP, or an NDJSON feed of JSON invoices (what it is, is
 /// read from its first bytes, so `application/octet-stream` serves both).
@@ -79,26 +79,6 @@ pub struct BatchView {
     pub finished_at: Option<String>,
     #[schema(value_type = Object)]
     pub links: serde_json::Value,
-}
-
-/// A document of a batch and its outcome.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BatchDocument {
-    /// Its place in the upload (1, 2, ...; folders are not counted).
-    pub seq: i64,
-    /// Its name in the ZIP.
-    pub name: String,
-    pub size_bytes: i64,
-    pub sha256: String,
-    /// `valid`, `invalid`, `failed`; absent while pending.
-    pub outcome: Option<String>,
-    /// The validation report (as `POST /v1/invoice/validate` answers it), or
-    /// `{"problem": ...}` for a document that could not be validated. Only in a single
-    /// document's answer and in the results.
-    #[schema(value_type = Option<Object>)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<serde_json::Value>,
-    pub finished_at: Option<String>,
 }
 
 /// A page of a batch's documents.
@@ -166,18 +146,6 @@ fn view(b: &BatchRecord, counts: Vec<(String, i64)>) -> BatchView {
     }
 }
 
-fn document(d: DocumentRow) -> BatchDocument {
-    BatchDocument {
-        seq: d.seq,
-        name: d.name,
-        size_bytes: d.size_bytes,
-        sha256: d.sha256,
-        outcome: d.outcome,
-        result: d.result.and_then(|r| serde_json::from_str(&r).ok()),
-        finished_at: d.finished_at,
-    }
-}
-
 async fn batch_of(
     state: &AppState,
     principal: &Principal,
@@ -225,6 +193,9 @@ async fn submit(
         profile: query.profile,
         rules_at,
         idempotency_key: crate::routes::sending::idempotency_key(headers)?,
+        input_name: None,
+        input_kind: None,
+        keep_input: false,
     };
     let body = request.into_body().into_data_stream();
     match batches::receive(&state.store, &state.config.batches, new, body).await {
@@ -377,7 +348,7 @@ pub async fn documents(
         .then(|| rows.last().map(|r| r.seq))
         .flatten();
     Ok(Json(BatchDocumentPage {
-        documents: rows.into_iter().map(document).collect(),
+        documents: rows.into_iter().map(BatchDocument::from).collect(),
         next_after,
     }))
 }
@@ -400,7 +371,7 @@ pub async fn document_one(
         .into_iter()
         .find(|r| r.seq == seq)
         .ok_or_else(|| Problem::not_found(format!("batch `{id}` has no document {seq}")))?;
-    Ok(Json(document(row)))
+    Ok(Json(BatchDocument::from(row)))
 }
 
 #[utoipa::path(get, path = "/v1/batches/{id}/results", tag = "batches", operation_id = "get_batch_results",
@@ -428,7 +399,7 @@ pub async fn results(
             };
             let mut page = String::new();
             for r in rows.into_iter().filter(|r| r.outcome.is_some()) {
-                let line = serde_json::to_string(&document(r)).unwrap_or_default();
+                let line = serde_json::to_string(&BatchDocument::from(r)).unwrap_or_default();
                 page.push_str(&line);
                 page.push('\n');
             }

@@ -18,6 +18,7 @@ pub mod rulepacks;
 pub mod rules;
 pub mod sandbox;
 pub mod sending;
+pub mod sftp;
 pub mod tenants;
 pub mod usage;
 pub mod validate;
@@ -95,6 +96,30 @@ fn routes() -> Vec<(Endpoint, MethodRouter<AppState>)> {
         (
             e(Method::GET, "/v1/schemas/invoice.json", Public),
             get(invoice_json::schema),
+        ),
+        (
+            e(Method::POST, "/v1/sftp/accounts", Roles(allow::INTEGRATION)),
+            post(sftp::create),
+        ),
+        (
+            e(Method::GET, "/v1/sftp/accounts", Roles(allow::INTEGRATION)),
+            get(sftp::list),
+        ),
+        (
+            e(
+                Method::GET,
+                "/v1/sftp/accounts/{id}",
+                Roles(allow::INTEGRATION),
+            ),
+            get(sftp::get_one),
+        ),
+        (
+            e(
+                Method::DELETE,
+                "/v1/sftp/accounts/{id}",
+                Roles(allow::INTEGRATION),
+            ),
+            delete(sftp::revoke),
         ),
         (
             e(Method::GET, "/v1/validations", Roles(allow::READ)),

@@ -27,11 +27,17 @@ pub struct BatchRecord {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// The file the batch was made of, when named (an SFTP file).
+    pub input_name: Option<String>,
+    /// `document`, `zip` or `ndjson` when known; else read from the upload's first bytes.
+    pub input_kind: Option<String>,
+    /// The upload's pieces stay after the split (to be read again).
+    pub keep_input: bool,
 }
 
 const BATCH: &str = "id, tenant_id, environment, mode, profile, rules_at, input_sha256, \
                      input_bytes, status, documents, done, error, idempotency_key, created_at, \
-                     started_at, finished_at";
+                     started_at, finished_at, input_name, input_kind, keep_input";
 
 impl BatchRecord {
     fn from_row(row: &sqlx::any::AnyRow) -> Result<BatchRecord, sqlx::Error> {
@@ -52,6 +58,9 @@ impl BatchRecord {
             created_at: text(row, "created_at")?,
             started_at: opt_text(row, "started_at")?,
             finished_at: opt_text(row, "finished_at")?,
+            input_name: opt_text(row, "input_name")?,
+            input_kind: opt_text(row, "input_kind")?,
+            keep_input: row.try_get::<i64, _>("keep_input")? != 0,
         })
     }
 }
@@ -124,7 +133,8 @@ impl Store {
     pub async fn insert_batch(&self, b: &BatchRecord) -> Result<BatchInserted, StoreError> {
         let done = sqlx::query(&format!(
             "INSERT INTO batches ({BATCH}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19)"
         ))
         .bind(&b.id)
         .bind(&b.tenant_id)
@@ -142,6 +152,9 @@ impl Store {
         .bind(&b.created_at)
         .bind(b.started_at.as_deref())
         .bind(b.finished_at.as_deref())
+        .bind(b.input_name.as_deref())
+        .bind(b.input_kind.as_deref())
+        .bind(i64::from(b.keep_input))
         .execute(self.pool())
         .await;
         match done {
@@ -359,10 +372,13 @@ impl Store {
         if started.rows_affected() != 1 {
             return Ok(false);
         }
-        sqlx::query("DELETE FROM batch_chunks WHERE batch_id = $1")
-            .bind(batch_id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "DELETE FROM batch_chunks WHERE batch_id = $1 \
+             AND (SELECT keep_input FROM batches WHERE id = $1) = 0",
+        )
+        .bind(batch_id)
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
         Ok(true)
     }

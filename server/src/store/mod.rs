@@ -7,6 +7,7 @@ mod conversions;
 mod keys;
 mod people;
 mod sending;
+mod sftp;
 mod sso;
 mod tenants;
 mod usage;
@@ -33,6 +34,7 @@ pub use sending::{
     entry_hash, ConnectionRecord, EventRecord, IdempotencyClaim, InvoiceFilter, InvoiceRecord,
     KeyCompletion, NewEvent, NewInvoice, Notice, ScheduledEvent, GENESIS_HASH,
 };
+pub use sftp::{SftpAccountRecord, SftpFileRow};
 pub use sso::{SsoAttempt, SsoRecord, SsoSaved};
 pub use tenants::{Tenant, TenantKind, OPERATOR_TENANT_ID};
 pub use usage::UsageDelta;

@@ -72,6 +72,11 @@ pub fn config(dir: &Path) -> Config {
             sandbox_response_delay_ms: 100,
             ..Default::default()
         },
+        // Each test server its own port (SFTP is on in the sandbox).
+        sftp: invex_server::sftp::SftpConfig {
+            bind: "127.0.0.1:0".into(),
+            ..Default::default()
+        },
         ..Config::default()
     }
 }
