@@ -216,6 +216,11 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     let (tx, rx) = oneshot::channel::<()>();
     let connections = state.config.connections.clone();
     let stats = state.connections.clone();
+    // Before HTTP answers: once /ready says yes, SFTP takes connections too.
+    let sftp = crate::sftp::start(&state).await?;
+    if let Some(s) = &sftp {
+        let _ = state.sftp.set((s.addr, s.host_key_fingerprint.clone()));
+    }
     let task = tokio::spawn(crate::listener::serve(
         listener,
         app,
@@ -254,10 +259,6 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
             max_findings: state.config.limits.max_findings,
         })
     });
-    let sftp = crate::sftp::start(&state).await?;
-    if let Some(s) = &sftp {
-        let _ = state.sftp.set((s.addr, s.host_key_fingerprint.clone()));
-    }
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     if let Some(mailer) = &state.mailer {
         tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");

@@ -507,3 +507,184 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
     );
     assert_eq!((remediation, completed), (invalid as i64, 1));
 }
+
+/// Whether OpenSSH's client tools are here. Without them the test says that it skipped,
+/// unless `INVEX_REQUIRE_SFTP=1` (set by `.ci/run`), which turns the skip into a failure.
+fn openssh_client(test: &str) -> bool {
+    let found = ["sftp", "ssh-keygen"]
+        .iter()
+        .all(|tool| std::process::Command::new(tool).arg("-?").output().is_ok());
+    if !found {
+        let msg = format!(
+            "SKIPPED {test}: sftp / ssh-keygen not found (Debian: apt-get install openssh-client)"
+        );
+        if std::env::var("INVEX_REQUIRE_SFTP").is_ok_and(|v| v == "1") {
+            panic!("{msg}, and INVEX_REQUIRE_SFTP=1 requires them");
+        }
+        eprintln!("{msg}");
+    }
+    found
+}
+
+/// `ssh-keygen` makes an ed25519 key in `dir`; its path and public key line.
+fn keypair(dir: &Path) -> (std::path::PathBuf, String) {
+    let key = dir.join("id_ed25519");
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen (Debian's openssh-client) must be installed");
+    assert!(out.status.success(), "{out:?}");
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("public key");
+    (key, public.trim().to_string())
+}
+
+/// OpenSSH's `sftp` running `commands` as `user` with `key` on `port`; success and output.
+fn sftp(dir: &Path, key: &Path, user: &str, port: u16, commands: &str) -> (bool, String) {
+    let batch = dir.join("batch.txt");
+    std::fs::write(&batch, commands).expect("batch file");
+    let out = Command::new("sftp")
+        .current_dir(dir)
+        .arg("-b")
+        .arg(&batch)
+        .arg("-i")
+        .arg(key)
+        .args(["-P", &port.to_string()])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args([
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "LogLevel=ERROR",
+        ])
+        .arg(format!("{user}@127.0.0.1"))
+        .output()
+        .expect("sftp (Debian's openssh-client) must be installed");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// A ZIP put into an SFTP inbox, the server SIGKILLed while it is processed (three times,
+/// at random moments) and the same file put again after a restart, as a client unsure of
+/// its first attempt would: one archived file, one batch, and its results file holds every
+/// document once.
+#[tokio::test]
+async fn sigkill_while_an_sftp_delivery_is_processed_loses_and_duplicates_nothing() {
+    if !openssh_client("sigkill_while_an_sftp_delivery_is_processed") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = tempfile::tempdir().expect("client dir");
+    let port = free_port();
+    let sftp_port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let sftp_bind = format!("127.0.0.1:{sftp_port}");
+    let start = |dir: &Path| {
+        serve_with(
+            dir,
+            port,
+            &[
+                ("INVEX_SFTP_BIND", sftp_bind.as_str()),
+                ("INVEX_BATCHES_POLL_MS", "20"),
+                ("INVEX_BATCHES_CLAIM", "8"),
+                ("INVEX_BATCHES_LEASE_SECS", "2"),
+                ("INVEX_WEBHOOKS_WORKER", "false"),
+            ],
+        )
+    };
+    let mut server = start(dir.path());
+    ready(&client, &base).await;
+    let (key, public) = keypair(work.path());
+    let account: Value = client
+        .post(format!("{base}/v1/sftp/accounts"))
+        .header("X-API-Key", KEY)
+        .json(&json!({"name": "nightly export", "role": "developer", "public_keys": [public]}))
+        .send()
+        .await
+        .expect("create account")
+        .json()
+        .await
+        .expect("json");
+    let user = account["username"].as_str().expect("username").to_string();
+    let template = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
+    )
+    .expect("example");
+    let (valid, invalid) = (270, 30);
+    std::fs::write(
+        work.path().join("export.zip"),
+        batch_zip(&template, valid, invalid),
+    )
+    .expect("zip");
+    let put = "put export.zip inbox/export.zip\n";
+    let (ok, text) = sftp(work.path(), &key, &user, sftp_port, put);
+    assert!(ok, "{text}");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(11);
+    eprintln!("sftp crash seed {seed}");
+    let mut rng = Lcg(seed);
+    for round in 0..3 {
+        tokio::time::sleep(Duration::from_millis(50 + rng.next(400))).await;
+        server.kill().expect("SIGKILL");
+        server.wait().expect("reaped");
+        server = start(dir.path());
+        ready(&client, &base).await;
+        if round == 0 {
+            // The client is not sure its file arrived, and sends it again.
+            let (ok, text) = sftp(work.path(), &key, &user, sftp_port, put);
+            assert!(ok, "{text}");
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let outbox = loop {
+        let (ok, text) = sftp(work.path(), &key, &user, sftp_port, "ls -1 outbox\n");
+        assert!(ok, "{text}");
+        if text.contains("export.zip.results.ndjson") {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "no results yet: {text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(outbox.matches(".results.ndjson").count(), 1, "{outbox}");
+    let (ok, text) = sftp(
+        work.path(),
+        &key,
+        &user,
+        sftp_port,
+        "ls -1 archive\nget outbox/export.zip.results.ndjson results.ndjson\n",
+    );
+    assert!(ok, "{text}");
+    assert_eq!(
+        text.matches("export.zip").count(),
+        2,
+        "one archived file: {text}"
+    );
+    let results = std::fs::read_to_string(work.path().join("results.ndjson")).expect("results");
+    let lines: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let seqs: Vec<i64> = lines
+        .iter()
+        .map(|l| l["seq"].as_i64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, (1..=(valid + invalid) as i64).collect::<Vec<_>>());
+    let invalid_seen = lines.iter().filter(|l| l["outcome"] == "invalid").count();
+    assert_eq!(invalid_seen, invalid);
+    server.kill().expect("stop");
+    let _ = server.wait();
+}

@@ -18,8 +18,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use super::accounts;
 use super::session::SftpSession;
+use super::{accounts, SftpConfig};
 use crate::state::AppState;
 use crate::store::SftpAccountRecord;
 
@@ -81,9 +81,9 @@ pub async fn start(state: &AppState) -> Result<Option<SftpServer>, SftpError> {
     let host_key_fingerprint = key.public_key().fingerprint(HashAlg::Sha256).to_string();
     let listener = match TcpListener::bind(&config.bind).await {
         Ok(l) => l,
-        // On by default in the sandbox only: a port in use there is no reason to refuse to
-        // serve HTTP. Asked for explicitly, it is.
-        Err(source) if config.enabled.is_none() => {
+        // On by default in the sandbox only: its default port in use there is no reason to
+        // refuse to serve HTTP. Asked for explicitly (on, or on a port), it is.
+        Err(source) if config.enabled.is_none() && config.bind == SftpConfig::default().bind => {
             tracing::warn!(bind = %config.bind, error = %source,
                 "sftp is off: its port cannot be had (set INVEX_SFTP_BIND, or INVEX_SFTP_ENABLED=false)");
             return Ok(None);
