@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use invex_engine::document::Document;
+use invex_engine::schema::Schema;
+
 use super::json;
 use super::*;
 use crate::convert::roundtrip::corpus;
@@ -40,6 +43,19 @@ fn corpus_documents() -> Option<(PathBuf, Vec<PathBuf>)> {
     files.sort();
     assert!(!files.is_empty(), "no UBL under {}", corpus.display());
     Some((corpus, files))
+}
+
+/// The UBL 2.1 Invoice and CreditNote schemas shipped with the rule packs.
+fn ubl_schema() -> &'static Schema {
+    static SCHEMA: std::sync::OnceLock<Schema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rulepacks/ubl-2.1-xsd/2.1/xsd");
+        Schema::ubl_2_1(&dir).expect("the UBL 2.1 schemas compile")
+    })
+}
+
+fn schema_clean(xml: &[u8]) -> bool {
+    Document::parse(xml).is_ok_and(|doc| ubl_schema().check(&doc).is_empty())
 }
 
 /// `view` with what the writer states when a view does not: the Peppol specification and
@@ -87,6 +103,7 @@ fn every_corpus_document_survives_ubl_json_ubl() {
     let mut read_count = 0;
     let mut failures = Vec::new();
     let mut refused = Vec::new();
+    let mut clean = 0;
     for path in &files {
         let name = path.strip_prefix(&corpus).unwrap_or(path).display();
         let xml = std::fs::read(path).unwrap();
@@ -109,6 +126,22 @@ fn every_corpus_document_survives_ubl_json_ubl() {
             continue;
         }
         let written = write(&from_json);
+        // Where the source meets the UBL 2.1 schema, so does what invex writes (element
+        // order, nesting, required children).
+        let source_clean = schema_clean(&xml);
+        clean += usize::from(source_clean);
+        if source_clean && !schema_clean(&written) {
+            let doc = Document::parse(&written).unwrap();
+            let found: Vec<String> = ubl_schema()
+                .check(&doc)
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect();
+            failures.push(format!(
+                "{name}: the written UBL breaks the schema: {found:#?}"
+            ));
+            continue;
+        }
         let again = read(&written).unwrap_or_else(|e| panic!("{name}: {e}"));
         let view = stated(view);
         if again != view {
@@ -123,6 +156,7 @@ fn every_corpus_document_survives_ubl_json_ubl() {
         }
     }
     assert!(read_count > 50, "only {read_count} UBL invoices were read");
+    assert!(clean > 50, "only {clean} sources meet the schema");
     eprintln!(
         "{read_count} documents; {} refused as JSON for a value that is no amount or date:\n{}",
         refused.len(),
@@ -206,6 +240,10 @@ pub(crate) const SLOVAK_JSON: &str = r#"{
 #[test]
 fn a_json_invoice_becomes_valid_peppol_ubl() {
     let xml = json::to_xml(SLOVAK_JSON.as_bytes(), json::Declared::ByContent).unwrap();
+    assert!(
+        schema_clean(&xml),
+        "the UBL 2.1 schema refuses the written invoice"
+    );
     for profile in ["en16931-ubl", "peppol-bis3", "peppol-bis3-sk"] {
         let fatal = fatals(&xml, profile);
         assert!(fatal.is_empty(), "{profile}: {fatal:#?}");
@@ -233,6 +271,10 @@ fn a_json_credit_note_puts_its_due_date_and_project_where_ubl_wants_them() {
     let tax_point = xml.find("<cbc:TaxPointDate>").unwrap();
     assert!(tax_point < xml.find("<cbc:CreditNoteTypeCode>").unwrap());
     assert_eq!(read(xml.as_bytes()).unwrap(), stated(v));
+    assert!(
+        schema_clean(xml.as_bytes()),
+        "the UBL 2.1 schema refuses the credit note"
+    );
     let fatal = fatals(xml.as_bytes(), "peppol-bis3");
     assert!(fatal.is_empty(), "{fatal:#?}");
 }
