@@ -376,3 +376,71 @@ async fn a_retry_takes_the_place_of_an_upload_that_never_arrived_whole() {
     assert_eq!(again.status(), 200);
     assert_eq!(again.json::<Value>().await.unwrap()["id"], id.as_str());
 }
+
+#[tokio::test]
+async fn an_upload_abandoned_for_longer_than_its_limit_is_deleted_with_its_pieces() {
+    let s = TestServer::with(|c| {
+        fast(c);
+        c.batches.abandoned_upload_secs = 1;
+    })
+    .await;
+    let store = &s.running.as_ref().unwrap().state.store;
+    let uploading = |id: &str, created_at: String| invex_server::store::BatchRecord {
+        id: id.into(),
+        tenant_id: invex_server::store::OPERATOR_TENANT_ID.into(),
+        environment: "sandbox".into(),
+        mode: "validate".into(),
+        profile: None,
+        rules_at: "2027-01-15".into(),
+        input_sha256: String::new(),
+        input_bytes: 0,
+        status: "uploading".into(),
+        documents: 0,
+        done: 0,
+        error: None,
+        idempotency_key: None,
+        created_at,
+        started_at: None,
+        finished_at: None,
+        input_name: None,
+        input_kind: None,
+        keep_input: false,
+    };
+    let old = invex_server::clock::format(chrono::Utc::now() - chrono::Duration::hours(2));
+    store
+        .insert_batch(&uploading("batch_abandoned", old))
+        .await
+        .unwrap();
+    store
+        .insert_batch_chunk("batch_abandoned", 0, "cGFydA==")
+        .await
+        .unwrap();
+    // A finished batch of the same age stays.
+    let one = vec![("one.xml".to_string(), example("invoice-sk.xml"))];
+    let r = submit(&s, zip_of(&one), None).await;
+    let kept = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    finished(&s, &kept).await;
+    let start = Instant::now();
+    while store
+        .batch(invex_server::store::OPERATOR_TENANT_ID, "batch_abandoned")
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "still there");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(store
+        .batch_chunks("batch_abandoned", 0, 8)
+        .await
+        .unwrap()
+        .is_empty());
+    let b: Value = s
+        .v1(Method::GET, &format!("/v1/batches/{kept}"), BOOTSTRAP)
+        .value()
+        .await;
+    assert_eq!(b["status"], "completed");
+}

@@ -26,6 +26,9 @@ pub struct BatchesConfig {
     pub max_document_bytes: u64,
     /// Most bytes a batch may unpack to in all.
     pub max_unpacked_bytes: u64,
+    /// An upload still arriving after this many seconds was abandoned (its client went away
+    /// and never retried): the worker deletes it and its pieces.
+    pub abandoned_upload_secs: u64,
 }
 
 impl Default for BatchesConfig {
@@ -40,6 +43,7 @@ impl Default for BatchesConfig {
             max_documents: 100_000,
             max_document_bytes: 16 << 20,
             max_unpacked_bytes: 8 << 30,
+            abandoned_upload_secs: 24 * 3600,
         }
     }
 }
@@ -57,6 +61,7 @@ impl BatchesConfig {
             "BATCHES_MAX_DOCUMENTS" => self.max_documents = parse(&value)?,
             "BATCHES_MAX_DOCUMENT_BYTES" => self.max_document_bytes = parse(&value)?,
             "BATCHES_MAX_UNPACKED_BYTES" => self.max_unpacked_bytes = parse(&value)?,
+            "BATCHES_ABANDONED_UPLOAD_SECS" => self.abandoned_upload_secs = parse(&value)?,
             other => return Err(format!("unknown variable INVEX_{other}")),
         }
         Ok(())

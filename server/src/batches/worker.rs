@@ -55,9 +55,10 @@ impl BatchWorker {
 pub fn spawn(work: BatchWork) -> BatchWorker {
     let (tx, rx) = watch::channel(false);
     let work = Arc::new(work);
-    let tasks = (0..work.config.loops.max(1))
+    let mut tasks: Vec<JoinHandle<()>> = (0..work.config.loops.max(1))
         .map(|_| tokio::spawn(run(work.clone(), crate::ids::new_id("wkr"), rx.clone())))
         .collect();
+    tasks.push(tokio::spawn(sweep(work.clone(), rx)));
     BatchWorker {
         stop: tx,
         tasks: std::sync::Mutex::new(tasks),
@@ -82,6 +83,25 @@ async fn run(work: Arc<BatchWork>, id: String, mut stop: watch::Receiver<bool>) 
                 _ = tokio::time::sleep(idle) => {}
                 _ = stop.changed() => return,
             }
+        }
+    }
+}
+
+/// Delete abandoned uploads now and then: a client that went away mid-upload and never
+/// retried leaves pieces nobody will split.
+async fn sweep(work: Arc<BatchWork>, mut stop: watch::Receiver<bool>) {
+    let age = Duration::from_secs(work.config.abandoned_upload_secs.max(1));
+    let every = (age / 4).clamp(Duration::from_millis(200), Duration::from_secs(600));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        let before = crate::clock::format(chrono::Utc::now() - age);
+        match work.store.drop_abandoned_uploads(&before).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(uploads = n, "abandoned batch uploads deleted"),
+            Err(e) => tracing::warn!(error = %e, "abandoned uploads not deleted; trying later"),
         }
     }
 }

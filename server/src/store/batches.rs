@@ -226,6 +226,26 @@ impl Store {
         Ok(())
     }
 
+    /// Delete uploads still arriving that began before `before` (abandoned), with their
+    /// pieces; how many.
+    pub async fn drop_abandoned_uploads(&self, before: &str) -> Result<u64, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "DELETE FROM batch_chunks WHERE batch_id IN \
+             (SELECT id FROM batches WHERE status = 'uploading' AND created_at < $1)",
+        )
+        .bind(before)
+        .execute(&mut *tx)
+        .await?;
+        let gone =
+            sqlx::query("DELETE FROM batches WHERE status = 'uploading' AND created_at < $1")
+                .bind(before)
+                .execute(&mut *tx)
+                .await?;
+        tx.commit().await?;
+        Ok(gone.rows_affected())
+    }
+
     /// A batch of the tenant.
     pub async fn batch(
         &self,
