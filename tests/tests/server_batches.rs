@@ -196,6 +196,38 @@ async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_
     assert_eq!(lines[0]["seq"], 1);
     assert_eq!(lines[0]["result"]["verdict"], "valid");
 
+    // The same as a ZIP: a report or the errors per document, and the batch.
+    let r = s
+        .v1(Method::GET, &format!("/v1/batches/{id}/results"), BOOTSTRAP)
+        .header("Accept", "application/zip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "application/zip");
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    assert_eq!(zip.len(), 37);
+    let names: Vec<String> = (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().to_string())
+        .collect();
+    assert_eq!(names[0], "batch.json");
+    assert_eq!(names[1], "000001_invoices_FV-001.xml.report.json");
+    assert_eq!(names[31], "000031_invoices_bad-1.xml.errors.json");
+    assert_eq!(names[36], "000036_readme.txt.errors.json");
+    let mut errors = String::new();
+    std::io::Read::read_to_string(&mut zip.by_index(31).unwrap(), &mut errors).unwrap();
+    let errors: Value = serde_json::from_str(&errors).unwrap();
+    assert_eq!(errors["outcome"], "invalid");
+    assert!(!errors["result"]["findings"].as_array().unwrap().is_empty());
+    let mut summary = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("batch.json").unwrap(), &mut summary).unwrap();
+    let summary: Value = serde_json::from_str(&summary).unwrap();
+    assert_eq!(
+        summary["counts"],
+        json!({"valid": 30, "invalid": 5, "failed": 1})
+    );
+
     // The events: one per document to correct, one at the end (after them all).
     let got = receiver.wait_for(7).await;
     let types: Vec<String> = got

@@ -15,6 +15,7 @@ pub mod config;
 pub mod document;
 pub mod intake;
 pub mod process;
+pub mod results;
 pub mod split;
 pub mod worker;
 

@@ -218,6 +218,21 @@ async fn submit(
     }
 }
 
+/// Whether `Accept` asks for the ZIP (before NDJSON, if it names both).
+fn wants_zip(headers: &axum::http::HeaderMap) -> bool {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let zip = accept.find("application/zip");
+    let ndjson = accept.find("application/x-ndjson");
+    match (zip, ndjson) {
+        (Some(z), Some(n)) => z < n,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 fn too_large(limit: u64) -> Problem {
     Problem::too_large(
         "max_bytes",
@@ -375,16 +390,39 @@ pub async fn document_one(
 }
 
 #[utoipa::path(get, path = "/v1/batches/{id}/results", tag = "batches", operation_id = "get_batch_results",
-    params(("id" = String, Path, description = "Batch id")),
+    params(("id" = String, Path, description = "Batch id"),
+        ("Accept" = Option<String>, Header, description = "`application/zip`: one file per document (`NNNNNN_NAME.report.json` when valid, `.errors.json` otherwise) and `batch.json`; otherwise NDJSON")),
     responses(
-        (status = 200, description = "One JSON line per document with an outcome, in upload order (`seq`, `name`, `sha256`, `outcome`, `result`): read page by page from the store as it is sent", body = String, content_type = "application/x-ndjson"),
+        (status = 200, description = "One JSON line per document with an outcome, in upload order (`seq`, `name`, `sha256`, `outcome`, `result`): read page by page from the store as it is sent; or, asked for, the same as a ZIP",
+         content((String = "application/x-ndjson"), (BatchUpload = "application/zip"))),
         (status = 404, description = "No such batch in this tenant", body = crate::problem::ProblemBody)))]
 pub async fn results(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
 ) -> Result<Response, Problem> {
     let b = batch_of(&state, &principal, &id).await?;
+    if wants_zip(&headers) {
+        let counts = state.store.batch_outcomes(&b.id).await?;
+        let summary = serde_json::to_value(view(&b, counts)).unwrap_or_default();
+        let file = batches::results::archive(&state.store, &b.id, summary)
+            .await
+            .map_err(|e| match e {
+                batches::results::ResultsError::Store(e) => Problem::from(e),
+                e => Problem::internal(e.to_string()),
+            })?;
+        let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(file));
+        let disposition = format!("attachment; filename=\"{}-results.zip\"", b.id);
+        return Ok((
+            [
+                (header::CONTENT_TYPE, "application/zip".to_string()),
+                (header::CONTENT_DISPOSITION, disposition),
+            ],
+            Body::from_stream(stream),
+        )
+            .into_response());
+    }
     let store = state.store.clone();
     // Pages of 200 documents, one line each, as the client reads: never all in memory.
     let lines = futures_util::stream::try_unfold(0i64, move |after| {

@@ -7,9 +7,7 @@
 
 use std::io::{Read, Seek};
 
-use bytes::Bytes;
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncReadExt;
 
 use crate::batches::{self, BatchesConfig, InputKind, Intake, IntakeError, Mode, NewBatch};
 use crate::store::{SftpAccountRecord, Store, StoreError};
@@ -74,19 +72,9 @@ pub async fn deliver(
         input_kind: Some(InputKind::of_name(name)),
         keep_input: true,
     };
-    let reader = tokio::fs::File::from_std(file);
-    let body = futures_util::stream::unfold(reader, |mut reader| async move {
-        let mut buf = vec![0u8; 1 << 20];
-        match reader.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok::<_, std::io::Error>(Bytes::from(buf)), reader))
-            }
-            Err(e) => Some((Err(e), reader)),
-        }
-    });
-    let batch = match batches::receive(store, config, new, Box::pin(body)).await {
+    let body =
+        tokio_util::io::ReaderStream::with_capacity(tokio::fs::File::from_std(file), 1 << 20);
+    let batch = match batches::receive(store, config, new, body).await {
         Ok(Intake::Created(b)) | Ok(Intake::Existing(b)) => b,
         Err(IntakeError::TooLarge { limit }) => return Err(DeliverError::TooLarge { limit }),
         Err(IntakeError::Empty) => return Err(DeliverError::Empty),

@@ -1,0 +1,124 @@
+//! A batch's results as one ZIP: for each document with an outcome, `NAME.report.json`
+//! (valid) or `NAME.errors.json` (invalid, or not readable: findings with remediation, or
+//! the problem), as the document endpoint answers it, plus `batch.json`. Written page by page
+//! into a temporary file by a blocking task (the store is read on the runtime, the archive
+//! is written off it), so a batch of 100,000 documents costs a page of memory.
+
+use std::io::{Seek, Write};
+
+use tokio::sync::mpsc;
+use zip::write::SimpleFileOptions;
+
+use super::BatchDocument;
+use crate::store::{Store, StoreError};
+
+/// Documents read per page.
+const PAGE: i64 = 200;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("writing the results archive: {0}")]
+    Write(String),
+}
+
+/// The name of a document's result in the archive: its place first (names repeat in a ZIP
+/// and a feed), then its name with every folder and `..` flattened, so the archive unpacks
+/// into one folder and nowhere else.
+pub fn member_name(seq: i64, name: &str, outcome: &str) -> String {
+    let flat: String = name
+        .split(['/', '\\'])
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .collect::<Vec<_>>()
+        .join("_")
+        .chars()
+        .map(|c| if c.is_control() || c == ':' { '_' } else { c })
+        .take(150)
+        .collect();
+    let suffix = if outcome == "valid" {
+        "report"
+    } else {
+        "errors"
+    };
+    format!("{seq:06}_{flat}.{suffix}.json")
+}
+
+/// The archive of `batch_id`'s results, `summary` as `batch.json`, in a rewound temporary
+/// file.
+pub async fn archive(
+    store: &Store,
+    batch_id: &str,
+    summary: serde_json::Value,
+) -> Result<std::fs::File, ResultsError> {
+    let (tx, mut rx) = mpsc::channel::<Vec<BatchDocument>>(2);
+    let writer = tokio::task::spawn_blocking(move || {
+        let write = |e: &dyn std::fmt::Display| ResultsError::Write(e.to_string());
+        let file = tempfile::tempfile().map_err(|e| write(&e))?;
+        let mut zip = zip::ZipWriter::new(file);
+        let options = SimpleFileOptions::default();
+        zip.start_file("batch.json", options)
+            .map_err(|e| write(&e))?;
+        let text = serde_json::to_vec_pretty(&summary).unwrap_or_default();
+        zip.write_all(&text).map_err(|e| write(&e))?;
+        while let Some(page) = rx.blocking_recv() {
+            for d in page {
+                let outcome = d.outcome.clone().unwrap_or_default();
+                zip.start_file(member_name(d.seq, &d.name, &outcome), options)
+                    .map_err(|e| write(&e))?;
+                let text = serde_json::to_vec_pretty(&d).unwrap_or_default();
+                zip.write_all(&text).map_err(|e| write(&e))?;
+            }
+        }
+        let mut file = zip.finish().map_err(|e| write(&e))?;
+        file.rewind().map_err(|e| write(&e))?;
+        Ok::<_, ResultsError>(file)
+    });
+    let mut after = 0;
+    loop {
+        let rows = store
+            .batch_documents(batch_id, after, PAGE, None, true)
+            .await?;
+        let Some(last) = rows.last().map(|r| r.seq) else {
+            break;
+        };
+        after = last;
+        let page: Vec<BatchDocument> = rows
+            .into_iter()
+            .filter(|r| r.outcome.is_some())
+            .map(BatchDocument::from)
+            .collect();
+        if tx.send(page).await.is_err() {
+            break;
+        }
+    }
+    drop(tx);
+    writer
+        .await
+        .map_err(|e| ResultsError::Write(e.to_string()))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_names_stay_inside_one_folder() {
+        assert_eq!(
+            member_name(7, "invoices/FV-1.xml", "valid"),
+            "000007_invoices_FV-1.xml.report.json"
+        );
+        assert_eq!(
+            member_name(8, "../../etc/passwd", "invalid"),
+            "000008_etc_passwd.errors.json"
+        );
+        assert_eq!(
+            member_name(9, "line 4", "failed"),
+            "000009_line 4.errors.json"
+        );
+        assert_eq!(
+            member_name(10, "C:\\x\\y.xml", "valid"),
+            "000010_C__x_y.xml.report.json"
+        );
+    }
+}
