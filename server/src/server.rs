@@ -257,6 +257,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
             config: state.config.batches.clone(),
             parse: crate::validation::parse_limits(&state),
             max_findings: state.config.limits.max_findings,
+            convert: state.config.convert.clone(),
         })
     });
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");

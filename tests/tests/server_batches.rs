@@ -476,3 +476,76 @@ async fn an_upload_abandoned_for_longer_than_its_limit_is_deleted_with_its_piece
         .await;
     assert_eq!(b["status"], "completed");
 }
+
+#[tokio::test]
+async fn a_convert_batch_makes_conversions_through_the_review_gate() {
+    let s = TestServer::with(fast).await;
+    let invoice: Value = s
+        .v1(Method::POST, "/v1/invoice/json", BOOTSTRAP)
+        .header("Content-Type", "application/xml")
+        .body(example("invoice-sk.xml"))
+        .value()
+        .await;
+    let mut held = invoice.clone();
+    // An IBAN that fails its check digits: the gate holds the conversion.
+    held["number"] = json!("FV-HELD");
+    held["payment_means"][0]["account_id"] = json!("SK3112000000198742637542");
+    let members = vec![
+        ("ready.json".to_string(), invoice.to_string().into_bytes()),
+        ("held.json".to_string(), held.to_string().into_bytes()),
+        ("broken.csv".to_string(), b"\x00\x01not a table".to_vec()),
+    ];
+    let r = s
+        .v1(Method::POST, "/v1/batches?mode=convert", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(zip_of(&members))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = finished(&s, &id).await;
+    assert_eq!(b["mode"], "convert");
+    assert_eq!(
+        b["counts"],
+        json!({"ready": 1, "needs_review": 1, "failed": 1}),
+        "{b}"
+    );
+    let ready: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/1"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let conversion = ready["result"]["conversions"][0]["id"].as_str().unwrap();
+    let c: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/conversions/{conversion}"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(c["status"], "ready", "{c}");
+    let listed: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/conversions?batch_id={id}"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let statuses: Vec<&str> = listed["conversions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses.len(), 2, "{listed}");
+    assert!(statuses.contains(&"needs_review"));
+}

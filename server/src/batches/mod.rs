@@ -29,17 +29,23 @@ pub use intake::{receive, InputKind, Intake, IntakeError, NewBatch};
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Validate each document (UBL 2.1 invoice or credit note) against its profile.
+    /// Validate each document (UBL 2.1 invoice or credit note, or a JSON invoice) against
+    /// its profile: outcome `valid`, `invalid` or `failed`.
     Validate,
+    /// Convert each document (PDF, XLSX, ODS, CSV, or a JSON invoice) as `POST
+    /// /v1/invoice/convert` does, review gate included: outcome `ready` (every invoice of
+    /// it), `needs_review` (one or more held) or `failed` (not readable).
+    Convert,
 }
 
 impl Mode {
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Validate => "validate",
+            Mode::Convert => "convert",
         }
     }
 }
 
 /// The outcomes a document can have.
-pub const OUTCOMES: [&str; 3] = ["valid", "invalid", "failed"];
+pub const OUTCOMES: [&str; 5] = ["valid", "invalid", "ready", "needs_review", "failed"];

@@ -67,6 +67,8 @@ pub fn process(
                 outcome: outcome.into(),
                 result: serde_json::to_string(&c.report).unwrap_or_else(|_| "{}".into()),
                 notices,
+                conversions: Vec::new(),
+                inputs: Vec::new(),
             }
         }
         Err(problem) => {
@@ -77,8 +79,124 @@ pub fn process(
                 outcome: "failed".into(),
                 result: json!({ "problem": body }).to_string(),
                 notices: vec![remediation(doc, "failed", json!({ "problem": body }))],
+                conversions: Vec::new(),
+                inputs: Vec::new(),
             }
         }
+    }
+}
+
+/// The outcome of converting `doc` (mode `convert`) as `POST /v1/invoice/convert` would: its
+/// invoices written as UBL, validated and gated, as conversions of the batch (listed by
+/// `GET /v1/conversions?batch_id=`), stored with the result. CPU work: on a pool worker.
+pub fn convert(
+    catalog: &Catalog,
+    config: &crate::convert::config::ConvertConfig,
+    doc: &ClaimedDocument,
+) -> DocumentResult {
+    use crate::convert::{extract, review};
+    let failed = |problem: Problem| {
+        let body = problem.body();
+        DocumentResult {
+            batch_id: doc.batch_id.clone(),
+            seq: doc.seq,
+            outcome: "failed".into(),
+            result: json!({ "problem": body }).to_string(),
+            notices: vec![remediation(doc, "failed", json!({ "problem": body }))],
+            conversions: Vec::new(),
+            inputs: Vec::new(),
+        }
+    };
+    let bytes = match STANDARD.decode(&doc.content) {
+        Ok(b) => b,
+        Err(e) => {
+            return failed(Problem::internal(format!(
+                "the stored document is damaged: {e}"
+            )))
+        }
+    };
+    // A member's name says whether it is a JSON invoice, as a form part's does.
+    let declared = crate::invoice::json::Declared::of_part(None, Some(&doc.name));
+    let extracted =
+        match extract::extract(&bytes, Some(&doc.name), declared, None, &config.limits()) {
+            Ok(x) => x,
+            Err(e) => {
+                let problem = Problem::new(
+                    axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+                    e.slug(),
+                    "The file cannot be converted",
+                    e.to_string(),
+                );
+                return failed(problem);
+            }
+        };
+    let now = crate::clock::now();
+    let input_sha256 = review::sha256(&bytes);
+    let meta = review::Upload {
+        tenant_id: &doc.tenant_id,
+        batch_id: &doc.batch_id,
+        file_name: Some(&doc.name),
+        input_format: extracted.format,
+        input_sha256: &input_sha256,
+        environment: &doc.environment,
+        now: &now,
+    };
+    let mut records = Vec::new();
+    for candidate in &extracted.candidates {
+        match review::evaluate(
+            catalog,
+            doc.profile.as_deref(),
+            candidate,
+            config.confidence_threshold,
+        ) {
+            Ok(evaluation) => {
+                records.push(review::record(&meta, records.len(), candidate, evaluation))
+            }
+            Err(e) => {
+                // The only way a written document cannot be validated: no profile for it.
+                return failed(Problem::new(
+                    axum::http::StatusCode::BAD_REQUEST,
+                    "unknown-profile",
+                    "Unknown profile",
+                    e.to_string(),
+                ));
+            }
+        }
+    }
+    let held = records.iter().any(|r| r.status == "needs_review");
+    let outcome = if held { "needs_review" } else { "ready" };
+    let listed: Vec<Value> = records
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "status": r.status,
+                "document_id": r.document_id,
+                "links": { "self": format!("/v1/conversions/{}", r.id) },
+            })
+        })
+        .collect();
+    let result = json!({ "conversions": listed });
+    let notices = if held {
+        vec![remediation(doc, outcome, result.clone())]
+    } else {
+        Vec::new()
+    };
+    DocumentResult {
+        batch_id: doc.batch_id.clone(),
+        seq: doc.seq,
+        outcome: outcome.into(),
+        result: result.to_string(),
+        notices,
+        inputs: vec![crate::store::InputRecord {
+            tenant_id: doc.tenant_id.clone(),
+            sha256: input_sha256.clone(),
+            file_name: Some(doc.name.clone()),
+            format: extracted.format.to_string(),
+            content: bytes,
+            created_at: now.clone(),
+        }],
+        conversions: records,
     }
 }
 

@@ -27,6 +27,8 @@ pub struct BatchWork {
     pub config: BatchesConfig,
     pub parse: ParseLimits,
     pub max_findings: usize,
+    /// The conversion settings (mode `convert`): threshold and reading limits.
+    pub convert: crate::convert::config::ConvertConfig,
 }
 
 /// The running worker; stopping it lets the current rounds end (claims cut short expire).
@@ -146,21 +148,26 @@ async fn round(work: &BatchWork, id: &str) -> Result<bool, String> {
     }
     let catalog = work.registry.current();
     let (parse, max_findings) = (work.parse.clone(), work.max_findings);
+    let convert = Arc::new(work.convert.clone());
     // One job per worker of the pool, each over its share of the claim, so that a claim
     // uses every core; on the shared pool of heavy work, as API requests are: when it is
     // full, a job waits a moment and asks again (the claim holds meanwhile).
     let share = docs.len().div_ceil(work.admission.workers().max(1));
     let jobs = docs.chunks(share.max(1)).map(|part| {
         let part: Arc<Vec<ClaimedDocument>> = Arc::new(part.to_vec());
-        let (catalog, parse) = (catalog.clone(), parse.clone());
+        let (catalog, parse, convert) = (catalog.clone(), parse.clone(), convert.clone());
         async move {
             loop {
                 let (catalog, parse, part) = (catalog.clone(), parse.clone(), part.clone());
+                let convert = convert.clone();
                 match work
                     .admission
                     .run(move || {
                         part.iter()
-                            .map(|d| super::process::process(&catalog, &parse, max_findings, d))
+                            .map(|d| match d.mode.as_str() {
+                                "convert" => super::process::convert(&catalog, &convert, d),
+                                _ => super::process::process(&catalog, &parse, max_findings, d),
+                            })
                             .collect::<Vec<_>>()
                     })
                     .await

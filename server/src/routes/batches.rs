@@ -37,8 +37,11 @@ pub struct BatchUpload(pub Vec<u8>);
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct BatchQuery {
-    /// What is done with each document; `validate` (the default): each UBL 2.1 invoice or
-    /// credit note is validated as by `POST /v1/invoice/validate`.
+    /// What is done with each document: `validate` (the default), each UBL 2.1 invoice or
+    /// credit note (or JSON invoice) validated as by `POST /v1/invoice/validate`; `convert`,
+    /// each PDF, workbook, CSV or JSON invoice (`.json`) converted as by `POST
+    /// /v1/invoice/convert`, review gate included (the conversions are listed by `GET
+    /// /v1/conversions?batch_id=` with the batch's id).
     pub mode: Option<Mode>,
     /// Profile `id` or `id@version` for every document; detected per document when absent.
     pub profile: Option<String>,

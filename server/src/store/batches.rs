@@ -101,6 +101,11 @@ pub struct DocumentResult {
     pub result: String,
     /// Events to queue with it (e.g. `invoice.remediation_required`).
     pub notices: Vec<Notice>,
+    /// The conversions it made (mode `convert`) and the file they were read from: stored
+    /// with the result, in its transaction, so that a document converted twice (its first
+    /// worker died after converting) still leaves its conversions once.
+    pub conversions: Vec<super::ConversionRecord>,
+    pub inputs: Vec<super::InputRecord>,
 }
 
 /// A document's outcome as listed.
@@ -532,6 +537,10 @@ impl Store {
             .await?;
             if written.rows_affected() != 1 {
                 continue;
+            }
+            if !r.conversions.is_empty() {
+                super::conversions::insert_conversions_in(&mut tx, &r.conversions, &r.inputs)
+                    .await?;
             }
             match counted.iter_mut().find(|(b, _)| *b == r.batch_id) {
                 Some((_, n)) => *n += 1,

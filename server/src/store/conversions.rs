@@ -105,59 +105,8 @@ impl Store {
         records: &[ConversionRecord],
         inputs: &[InputRecord],
     ) -> Result<(), StoreError> {
-        use base64::Engine as _;
         let mut tx = self.pool().begin().await?;
-        for i in inputs {
-            sqlx::query(
-                "INSERT INTO conversion_inputs (tenant_id, sha256, file_name, format, size_bytes, \
-                 content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
-                 ON CONFLICT (tenant_id, sha256) DO NOTHING",
-            )
-            .bind(&i.tenant_id)
-            .bind(&i.sha256)
-            .bind(i.file_name.as_deref())
-            .bind(&i.format)
-            .bind(i.content.len() as i64)
-            .bind(base64::engine::general_purpose::STANDARD.encode(&i.content))
-            .bind(&i.created_at)
-            .execute(&mut *tx)
-            .await?;
-        }
-        for c in records {
-            sqlx::query(&format!(
-                "INSERT INTO conversions ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
-                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)"
-            ))
-            .bind(&c.id)
-            .bind(&c.tenant_id)
-            .bind(&c.batch_id)
-            .bind(c.position)
-            .bind(&c.status)
-            .bind(c.file_name.as_deref())
-            .bind(&c.input_format)
-            .bind(&c.input_sha256)
-            .bind(c.document_id.as_deref())
-            .bind(&c.draft)
-            .bind(&c.xml)
-            .bind(&c.xml_sha256)
-            .bind(&c.report)
-            .bind(c.confidence)
-            .bind(&c.reasons)
-            .bind(&c.cross_checks)
-            .bind(&c.changes)
-            .bind(i64::from(c.needed_review))
-            .bind(c.approved_by.as_deref())
-            .bind(c.approved_at.as_deref())
-            .bind(c.review_note.as_deref())
-            .bind(c.invoice_id.as_deref())
-            .bind(&c.environment)
-            .bind(&c.created_at)
-            .bind(&c.updated_at)
-            .bind(c.issue_date.as_deref())
-            .bind(&c.seller_ids)
-            .execute(&mut *tx)
-            .await?;
-        }
+        insert_conversions_in(&mut tx, records, inputs).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -359,5 +308,67 @@ where
     .bind(id)
     .execute(executor)
     .await?;
+    Ok(())
+}
+
+/// Insert conversions and their inputs in `tx` (a batch records them with the document's
+/// result, in its transaction).
+pub(super) async fn insert_conversions_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    records: &[ConversionRecord],
+    inputs: &[InputRecord],
+) -> Result<(), StoreError> {
+    use base64::Engine as _;
+    for i in inputs {
+        sqlx::query(
+            "INSERT INTO conversion_inputs (tenant_id, sha256, file_name, format, size_bytes, \
+                 content, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (tenant_id, sha256) DO NOTHING",
+        )
+        .bind(&i.tenant_id)
+        .bind(&i.sha256)
+        .bind(i.file_name.as_deref())
+        .bind(&i.format)
+        .bind(i.content.len() as i64)
+        .bind(base64::engine::general_purpose::STANDARD.encode(&i.content))
+        .bind(&i.created_at)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for c in records {
+        sqlx::query(&format!(
+                "INSERT INTO conversions ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+                 $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)"
+            ))
+            .bind(&c.id)
+            .bind(&c.tenant_id)
+            .bind(&c.batch_id)
+            .bind(c.position)
+            .bind(&c.status)
+            .bind(c.file_name.as_deref())
+            .bind(&c.input_format)
+            .bind(&c.input_sha256)
+            .bind(c.document_id.as_deref())
+            .bind(&c.draft)
+            .bind(&c.xml)
+            .bind(&c.xml_sha256)
+            .bind(&c.report)
+            .bind(c.confidence)
+            .bind(&c.reasons)
+            .bind(&c.cross_checks)
+            .bind(&c.changes)
+            .bind(i64::from(c.needed_review))
+            .bind(c.approved_by.as_deref())
+            .bind(c.approved_at.as_deref())
+            .bind(c.review_note.as_deref())
+            .bind(c.invoice_id.as_deref())
+            .bind(&c.environment)
+            .bind(&c.created_at)
+            .bind(&c.updated_at)
+            .bind(c.issue_date.as_deref())
+            .bind(&c.seller_ids)
+            .execute(&mut **tx)
+            .await?;
+    }
     Ok(())
 }
