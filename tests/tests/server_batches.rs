@@ -39,19 +39,28 @@ async fn submit(s: &TestServer, zip: Vec<u8>, key: Option<&str>) -> reqwest::Res
     r.send().await.unwrap()
 }
 
-/// The batch once its status is final.
-async fn finished(s: &TestServer, id: &str) -> Value {
-    let start = Instant::now();
-    loop {
-        let b: Value = s
-            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
-            .value()
-            .await;
-        if b["status"] == "completed" || b["status"] == "failed" {
-            return b;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "batch still {b}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// A batch whose upload is still arriving (as a server stopped under it leaves it).
+fn uploading(id: &str, key: Option<&str>, created_at: String) -> invex_server::store::BatchRecord {
+    invex_server::store::BatchRecord {
+        id: id.into(),
+        tenant_id: invex_server::store::OPERATOR_TENANT_ID.into(),
+        environment: "sandbox".into(),
+        mode: "validate".into(),
+        profile: None,
+        rules_at: "2027-01-15".into(),
+        input_sha256: String::new(),
+        input_bytes: 0,
+        status: "uploading".into(),
+        documents: 0,
+        done: 0,
+        error: None,
+        idempotency_key: key.map(str::to_string),
+        created_at,
+        started_at: None,
+        finished_at: None,
+        input_name: None,
+        input_kind: None,
+        keep_input: false,
     }
 }
 
@@ -85,7 +94,7 @@ async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_
     assert!(["received", "processing"].contains(&accepted["status"].as_str().unwrap()));
     assert_eq!(accepted["environment"], "sandbox");
 
-    let b = finished(&s, &id).await;
+    let b = s.batch_finished(&id).await;
     assert_eq!(b["status"], "completed", "{b}");
     assert_eq!(b["documents"], 36);
     assert_eq!(b["done"], 36);
@@ -282,7 +291,7 @@ async fn unreadable_uploads_fail_whole_and_the_limits_and_tenants_hold() {
         .as_str()
         .unwrap()
         .to_string();
-    let b = finished(&s, &id).await;
+    let b = s.batch_finished(&id).await;
     assert_eq!(b["status"], "failed");
     assert!(
         b["error"].as_str().unwrap().contains("not a readable ZIP"),
@@ -297,7 +306,7 @@ async fn unreadable_uploads_fail_whole_and_the_limits_and_tenants_hold() {
         .as_str()
         .unwrap()
         .to_string();
-    let b = finished(&s, &id).await;
+    let b = s.batch_finished(&id).await;
     assert_eq!(b["status"], "failed");
     assert!(
         b["error"]
@@ -360,27 +369,7 @@ async fn a_retry_takes_the_place_of_an_upload_that_never_arrived_whole() {
     let s = TestServer::with(fast).await;
     // The server stopped under an upload: its batch is still `uploading`.
     let store = &s.running.as_ref().unwrap().state.store;
-    let stale = invex_server::store::BatchRecord {
-        id: "batch_stale".into(),
-        tenant_id: invex_server::store::OPERATOR_TENANT_ID.into(),
-        environment: "sandbox".into(),
-        mode: "validate".into(),
-        profile: None,
-        rules_at: "2027-01-15".into(),
-        input_sha256: String::new(),
-        input_bytes: 0,
-        status: "uploading".into(),
-        documents: 0,
-        done: 0,
-        error: None,
-        idempotency_key: Some("export-42".into()),
-        created_at: invex_server::clock::now(),
-        started_at: None,
-        finished_at: None,
-        input_name: None,
-        input_kind: None,
-        keep_input: false,
-    };
+    let stale = uploading("batch_stale", Some("export-42"), invex_server::clock::now());
     store.insert_batch(&stale).await.unwrap();
     store
         .insert_batch_chunk("batch_stale", 0, "cGFydA==")
@@ -395,7 +384,7 @@ async fn a_retry_takes_the_place_of_an_upload_that_never_arrived_whole() {
         .unwrap()
         .to_string();
     assert_ne!(id, "batch_stale");
-    let b = finished(&s, &id).await;
+    let b = s.batch_finished(&id).await;
     assert_eq!(b["counts"], json!({"valid": 1}));
     let gone = s
         .v1(Method::GET, "/v1/batches/batch_stale", BOOTSTRAP)
@@ -417,30 +406,9 @@ async fn an_upload_abandoned_for_longer_than_its_limit_is_deleted_with_its_piece
     })
     .await;
     let store = &s.running.as_ref().unwrap().state.store;
-    let uploading = |id: &str, created_at: String| invex_server::store::BatchRecord {
-        id: id.into(),
-        tenant_id: invex_server::store::OPERATOR_TENANT_ID.into(),
-        environment: "sandbox".into(),
-        mode: "validate".into(),
-        profile: None,
-        rules_at: "2027-01-15".into(),
-        input_sha256: String::new(),
-        input_bytes: 0,
-        status: "uploading".into(),
-        documents: 0,
-        done: 0,
-        error: None,
-        idempotency_key: None,
-        created_at,
-        started_at: None,
-        finished_at: None,
-        input_name: None,
-        input_kind: None,
-        keep_input: false,
-    };
     let old = invex_server::clock::format(chrono::Utc::now() - chrono::Duration::hours(2));
     store
-        .insert_batch(&uploading("batch_abandoned", old))
+        .insert_batch(&uploading("batch_abandoned", None, old))
         .await
         .unwrap();
     store
@@ -454,7 +422,7 @@ async fn an_upload_abandoned_for_longer_than_its_limit_is_deleted_with_its_piece
         .as_str()
         .unwrap()
         .to_string();
-    finished(&s, &kept).await;
+    s.batch_finished(&kept).await;
     let start = Instant::now();
     while store
         .batch(invex_server::store::OPERATOR_TENANT_ID, "batch_abandoned")
@@ -507,7 +475,7 @@ async fn a_convert_batch_makes_conversions_through_the_review_gate() {
         .as_str()
         .unwrap()
         .to_string();
-    let b = finished(&s, &id).await;
+    let b = s.batch_finished(&id).await;
     assert_eq!(b["mode"], "convert");
     assert_eq!(
         b["counts"],

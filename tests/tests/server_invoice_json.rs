@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use reqwest::Method;
 use serde_json::{json, Value};
 use support::{example, numbered, problem, zip_of, JsonBody, TestServer, BOOTSTRAP};
@@ -231,18 +229,8 @@ async fn a_batch_takes_json_invoices_beside_ubl() {
         .as_str()
         .unwrap()
         .to_string();
-    let start = Instant::now();
-    let b = loop {
-        let b: Value = s
-            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
-            .value()
-            .await;
-        if b["status"] == "completed" {
-            break b;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let b = s.batch_finished(&id).await;
+    assert_eq!(b["status"], "completed", "{b}");
     assert_eq!(b["counts"], json!({"valid": 2, "failed": 1}), "{b}");
     let third: Value = s
         .v1(
@@ -286,18 +274,8 @@ async fn a_json_feed_is_a_batch_of_its_lines() {
         .as_str()
         .unwrap()
         .to_string();
-    let start = Instant::now();
-    let b = loop {
-        let b: Value = s
-            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
-            .value()
-            .await;
-        if b["status"] == "completed" {
-            break b;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let b = s.batch_finished(&id).await;
+    assert_eq!(b["status"], "completed", "{b}");
     assert_eq!(b["documents"], 4);
     assert_eq!(b["counts"], json!({"valid": 3, "failed": 1}), "{b}");
     let page: Value = s
@@ -344,25 +322,10 @@ async fn a_json_feed_is_a_batch_of_its_lines() {
         .as_str()
         .unwrap()
         .to_string();
-    let start = Instant::now();
-    loop {
-        let b: Value = s
-            .v1(Method::GET, &format!("/v1/batches/{id}"), BOOTSTRAP)
-            .value()
-            .await;
-        if b["status"] == "failed" {
-            assert!(
-                b["error"]
-                    .as_str()
-                    .unwrap()
-                    .contains("line 1 is longer than 64 bytes"),
-                "{b}"
-            );
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "{b}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let b = s.batch_finished(&id).await;
+    assert_eq!(b["status"], "failed", "{b}");
+    let error = b["error"].as_str().unwrap();
+    assert!(error.contains("line 1 is longer than 64 bytes"), "{b}");
 }
 
 #[tokio::test]

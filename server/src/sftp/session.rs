@@ -19,6 +19,9 @@ use crate::store::SftpAccountRecord;
 
 /// Handles open at once in a session.
 const MAX_HANDLES: usize = 64;
+/// Files closed under a temporary name and not yet renamed, per session: each holds a
+/// temporary file until the session ends.
+const MAX_WAITING: usize = 16;
 /// The largest read answered at once (OpenSSH asks for 32 KiB or 256 KiB).
 const MAX_READ: u32 = 256 * 1024;
 
@@ -380,6 +383,15 @@ impl russh_sftp::server::Handler for SftpSession {
         match (place, writing) {
             (Place::File(Folder::Inbox, name), true) => {
                 self.may_deliver()?;
+                if self.waiting.len() >= MAX_WAITING {
+                    return Err(refuse(
+                        StatusCode::Failure,
+                        format!(
+                            "{MAX_WAITING} uploads wait for their rename already; rename or \
+                             remove one first"
+                        ),
+                    ));
+                }
                 if name.chars().any(char::is_control) || name.len() > 255 {
                     return Err(refuse(StatusCode::Failure, "not a usable file name"));
                 }

@@ -170,6 +170,29 @@ impl TestServer {
         id
     }
 
+    /// The batch `id` (of the bootstrap tenant) once its status is final.
+    pub async fn batch_finished(&self, id: &str) -> Value {
+        let start = std::time::Instant::now();
+        loop {
+            let b: Value = self
+                .v1(
+                    reqwest::Method::GET,
+                    &format!("/v1/batches/{id}"),
+                    BOOTSTRAP,
+                )
+                .value()
+                .await;
+            if b["status"] == "completed" || b["status"] == "failed" {
+                return b;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "batch still {b}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// Validate `xml` through `/v1/invoice/validate` with `key`.
     pub async fn validate(&self, key: &str, xml: Vec<u8>) -> Response {
         self.v1(reqwest::Method::POST, "/v1/invoice/validate", key)
