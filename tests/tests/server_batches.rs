@@ -516,4 +516,34 @@ async fn a_convert_batch_makes_conversions_through_the_review_gate() {
         .collect();
     assert_eq!(statuses.len(), 2, "{listed}");
     assert!(statuses.contains(&"needs_review"));
+
+    // The results ZIP carries each conversion's UBL beside the document's result.
+    let r = s
+        .v1(Method::GET, &format!("/v1/batches/{id}/results"), BOOTSTRAP)
+        .header("Accept", "application/zip")
+        .send()
+        .await
+        .unwrap();
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let names: Vec<String> = (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().to_string())
+        .collect();
+    let ubl = format!("000001_ready.json.{conversion}.xml");
+    assert!(
+        names.contains(&"000001_ready.json.report.json".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"000002_held.json.errors.json".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"000003_broken.csv.errors.json".to_string()),
+        "{names:?}"
+    );
+    let mut xml = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name(&ubl).unwrap(), &mut xml).unwrap();
+    assert!(xml.contains("<cbc:CustomizationID>"), "{xml}");
+    assert_eq!(names.len(), 1 + 3 + 2, "{names:?}");
 }

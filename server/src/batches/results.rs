@@ -1,6 +1,8 @@
 //! A batch's results as one ZIP: for each document with an outcome, `NAME.report.json`
-//! (valid) or `NAME.errors.json` (invalid, or not readable: findings with remediation, or
-//! the problem), as the document endpoint answers it, plus `batch.json`. Written page by page
+//! (valid, ready) or `NAME.errors.json` (invalid, held, or not readable: findings with
+//! remediation, or the problem), as the document endpoint answers it, the UBL of each of its
+//! conversions as it stands now (`NAME.CONVERSION-ID.xml`, mode `convert`), plus
+//! `batch.json`. Written page by page
 //! into a temporary file by a blocking task (the store is read on the runtime, the archive
 //! is written off it), so a batch of 100,000 documents costs a page of memory.
 
@@ -27,6 +29,16 @@ pub enum ResultsError {
 /// and a feed), then its name with every folder and `..` flattened, so the archive unpacks
 /// into one folder and nowhere else.
 pub fn member_name(seq: i64, name: &str, outcome: &str) -> String {
+    let suffix = if matches!(outcome, "valid" | "ready") {
+        "report"
+    } else {
+        "errors"
+    };
+    format!("{}.{suffix}.json", member_stem(seq, name))
+}
+
+/// `NNNNNN_NAME` with every folder and `..` flattened (see [`member_name`]).
+fn member_stem(seq: i64, name: &str) -> String {
     let flat: String = name
         .split(['/', '\\'])
         .filter(|p| !p.is_empty() && *p != "." && *p != "..")
@@ -36,22 +48,34 @@ pub fn member_name(seq: i64, name: &str, outcome: &str) -> String {
         .map(|c| if c.is_control() || c == ':' { '_' } else { c })
         .take(150)
         .collect();
-    let suffix = if outcome == "valid" {
-        "report"
-    } else {
-        "errors"
-    };
-    format!("{seq:06}_{flat}.{suffix}.json")
+    format!("{seq:06}_{flat}")
 }
 
-/// The archive of `batch_id`'s results, `summary` as `batch.json`, in a rewound temporary
-/// file.
+/// The conversion ids a document's result names (mode `convert`).
+fn conversion_ids(d: &BatchDocument) -> Vec<String> {
+    d.result
+        .as_ref()
+        .and_then(|r| r["conversions"].as_array())
+        .map(|list| {
+            list.iter()
+                .filter_map(|c| c["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A document with the UBL of its conversions (id, XML).
+type Entry = (BatchDocument, Vec<(String, String)>);
+
+/// The archive of the results of `batch_id` (of `tenant_id`), `summary` as `batch.json`, in a
+/// rewound temporary file.
 pub async fn archive(
     store: &Store,
+    tenant_id: &str,
     batch_id: &str,
     summary: serde_json::Value,
 ) -> Result<std::fs::File, ResultsError> {
-    let (tx, mut rx) = mpsc::channel::<Vec<BatchDocument>>(2);
+    let (tx, mut rx) = mpsc::channel::<Vec<Entry>>(2);
     let writer = tokio::task::spawn_blocking(move || {
         let write = |e: &dyn std::fmt::Display| ResultsError::Write(e.to_string());
         let file = tempfile::tempfile().map_err(|e| write(&e))?;
@@ -62,12 +86,17 @@ pub async fn archive(
         let text = serde_json::to_vec_pretty(&summary).unwrap_or_default();
         zip.write_all(&text).map_err(|e| write(&e))?;
         while let Some(page) = rx.blocking_recv() {
-            for d in page {
+            for (d, xmls) in page {
                 let outcome = d.outcome.clone().unwrap_or_default();
                 zip.start_file(member_name(d.seq, &d.name, &outcome), options)
                     .map_err(|e| write(&e))?;
                 let text = serde_json::to_vec_pretty(&d).unwrap_or_default();
                 zip.write_all(&text).map_err(|e| write(&e))?;
+                for (id, xml) in xmls {
+                    let name = format!("{}.{id}.xml", member_stem(d.seq, &d.name));
+                    zip.start_file(name, options).map_err(|e| write(&e))?;
+                    zip.write_all(xml.as_bytes()).map_err(|e| write(&e))?;
+                }
             }
         }
         let mut file = zip.finish().map_err(|e| write(&e))?;
@@ -83,11 +112,20 @@ pub async fn archive(
             break;
         };
         after = last;
-        let page: Vec<BatchDocument> = rows
+        let mut page: Vec<Entry> = Vec::with_capacity(rows.len());
+        for d in rows
             .into_iter()
             .filter(|r| r.outcome.is_some())
             .map(BatchDocument::from)
-            .collect();
+        {
+            let mut xmls = Vec::new();
+            for id in conversion_ids(&d) {
+                if let Some(c) = store.conversion(tenant_id, &id).await? {
+                    xmls.push((id, c.xml));
+                }
+            }
+            page.push((d, xmls));
+        }
         if tx.send(page).await.is_err() {
             break;
         }

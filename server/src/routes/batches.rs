@@ -409,7 +409,7 @@ pub async fn results(
     if wants_zip(&headers) {
         let counts = state.store.batch_outcomes(&b.id).await?;
         let summary = serde_json::to_value(view(&b, counts)).unwrap_or_default();
-        let file = batches::results::archive(&state.store, &b.id, summary)
+        let file = batches::results::archive(&state.store, &b.tenant_id, &b.id, summary)
             .await
             .map_err(|e| match e {
                 batches::results::ResultsError::Store(e) => Problem::from(e),
