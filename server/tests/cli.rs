@@ -318,6 +318,37 @@ fn convert_writes_ready_xml_and_holds_uncertain_invoices_for_review() {
     assert!(stdout(&o).contains("junk.xml"));
 }
 
+/// A JSON invoice file (`.json`) converts to the UBL it stands for, which validates.
+#[test]
+fn convert_takes_a_json_invoice_by_its_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let xml = std::fs::read(repo.join("examples/invoice-sk.xml")).expect("example");
+    let view = invex_server::invoice::read(&xml).expect("the example reads");
+    let json = dir.path().join("export.json");
+    std::fs::write(&json, invex_server::invoice::json::to_string(&view)).expect("write");
+    let out = dir.path().join("out");
+    let o = invex(&[
+        "convert",
+        json.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(stdout(&o).contains("ready"), "{}", stdout(&o));
+    let written: Vec<_> = std::fs::read_dir(&out)
+        .expect("out dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let back = invex_server::invoice::read(&std::fs::read(&written[0]).expect("read"))
+        .expect("the written UBL reads");
+    assert_eq!(back.number, view.number);
+    assert_eq!(back.totals, view.totals);
+    let v = invex(&["validate", written[0].to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(0), "{}", stdout(&v));
+}
+
 /// The bootstrap key is shown once when invex generates it, and never when it comes from
 /// the environment (a secret its owner already has, which logs must not capture).
 #[test]

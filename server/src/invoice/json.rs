@@ -212,6 +212,7 @@ pub fn schema_document(public_url: Option<&str>) -> Value {
         "$defs": defs,
     });
     rewrite_refs(&mut doc);
+    drop_reference_defaults(&mut doc);
     if let (Some(url), Some(map)) = (public_url, doc.as_object_mut()) {
         let id = format!("{}{SCHEMA_PATH}", url.trim_end_matches('/'));
         map.insert("$id".into(), Value::String(id));
@@ -221,6 +222,27 @@ pub fn schema_document(public_url: Option<&str>) -> Value {
 
 fn to_value(s: &RefOr<utoipa::openapi::schema::Schema>) -> Value {
     serde_json::to_value(s).unwrap_or(Value::Null)
+}
+
+/// A member whose schema is another schema (`$ref`, or utoipa's `oneOf` of one) gets a
+/// `default` from serde's `default` (an empty object): it says nothing an absent member does
+/// not, and client generators refuse a default on an object property. Dropped.
+pub fn drop_reference_defaults(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let reference = map.contains_key("$ref")
+                || map
+                    .get("oneOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|alts| alts.iter().any(|a| a.get("$ref").is_some()));
+            if reference {
+                map.remove("default");
+            }
+            map.values_mut().for_each(drop_reference_defaults);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_reference_defaults),
+        _ => {}
+    }
 }
 
 /// `#/components/schemas/X` (OpenAPI) → `#/$defs/X` (a standalone JSON Schema).

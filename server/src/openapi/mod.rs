@@ -178,6 +178,9 @@ the first {} calls are free, then {} EUR each (`GET /v1/usage`).",
     json["webhooks"] = events::described();
     if let Some(schemas) = json["components"]["schemas"].as_object_mut() {
         schemas.extend(events::schemas());
+        for schema in schemas.values_mut() {
+            crate::invoice::json::drop_reference_defaults(schema);
+        }
         // utoipa inlines the generic `data: Option<T>` of a company group as T's object and
         // drops its nullability; the register groups answer `null` unless `status` is ok.
         for (name, schema) in schemas.iter_mut() {
