@@ -463,19 +463,10 @@ async fn a_convert_batch_makes_conversions_through_the_review_gate() {
         ("held.json".to_string(), held.to_string().into_bytes()),
         ("broken.csv".to_string(), b"\x00\x01not a table".to_vec()),
     ];
-    let r = s
-        .v1(Method::POST, "/v1/batches?mode=convert", BOOTSTRAP)
-        .header("Content-Type", "application/zip")
-        .body(zip_of(&members))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 202);
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let b = s.batch_finished(&id).await;
+    let b = s
+        .run_batch("mode=convert", "application/zip", zip_of(&members))
+        .await;
+    let id = b["id"].as_str().unwrap().to_string();
     assert_eq!(b["mode"], "convert");
     assert_eq!(
         b["counts"],

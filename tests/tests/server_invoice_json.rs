@@ -217,19 +217,10 @@ async fn a_batch_takes_json_invoices_beside_ubl() {
         ),
         ("three.json".to_string(), b"{\"lines\": 5}".to_vec()),
     ];
-    let r = s
-        .v1(Method::POST, "/v1/batches?mode=validate", BOOTSTRAP)
-        .header("Content-Type", "application/zip")
-        .body(zip_of(&members))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 202);
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let b = s.batch_finished(&id).await;
+    let b = s
+        .run_batch("mode=validate", "application/zip", zip_of(&members))
+        .await;
+    let id = b["id"].as_str().unwrap().to_string();
     assert_eq!(b["status"], "completed", "{b}");
     assert_eq!(b["counts"], json!({"valid": 2, "failed": 1}), "{b}");
     let third: Value = s
@@ -311,18 +302,9 @@ async fn a_json_feed_is_a_batch_of_its_lines() {
         c.batches.max_document_bytes = 64;
     })
     .await;
-    let r = s
-        .v1(Method::POST, "/v1/batches", BOOTSTRAP)
-        .header("Content-Type", "application/x-ndjson")
-        .body(feed)
-        .send()
-        .await
-        .unwrap();
-    let id = r.json::<Value>().await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let b = s.batch_finished(&id).await;
+    let b = s
+        .run_batch("", "application/x-ndjson", feed.into_bytes())
+        .await;
     assert_eq!(b["status"], "failed", "{b}");
     let error = b["error"].as_str().unwrap();
     assert!(error.contains("line 1 is longer than 64 bytes"), "{b}");

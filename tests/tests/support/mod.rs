@@ -170,6 +170,26 @@ impl TestServer {
         id
     }
 
+    /// Submit `body` as a batch (`/v1/batches?{query}`, bootstrap key), and the batch once
+    /// its status is final.
+    pub async fn run_batch(&self, query: &str, content_type: &str, body: Vec<u8>) -> Value {
+        let r = self
+            .v1(
+                reqwest::Method::POST,
+                &format!("/v1/batches?{query}"),
+                BOOTSTRAP,
+            )
+            .header("Content-Type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), 202, "submit");
+        let accepted: Value = r.json().await.expect("json");
+        self.batch_finished(accepted["id"].as_str().expect("id"))
+            .await
+    }
+
     /// The batch `id` (of the bootstrap tenant) once its status is final.
     pub async fn batch_finished(&self, id: &str) -> Value {
         let start = std::time::Instant::now();
