@@ -439,6 +439,15 @@ fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
     })
 }
 
+/// A JSON invoice as the UBL it stands for (`invex validate` of a `.json` file or stdin),
+/// written as the server writes it for `POST /v1/invoice/validate`.
+fn json_invoice_to_ubl(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    use invex_server::invoice::json::{to_xml, Declared};
+    to_xml(bytes, Declared::Json)
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|e| format!("not a JSON invoice: {e}"))
+}
+
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Serve { config } => serve(config).map(|()| 0),
@@ -470,6 +479,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     std::io::stdout().is_terminal(),
                     std::env::var_os("NO_COLOR").as_deref(),
                 ),
+                prepare: Some(json_invoice_to_ubl),
             };
             let stdout = std::io::stdout();
             let mut out = std::io::BufWriter::new(stdout.lock());

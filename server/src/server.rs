@@ -249,17 +249,11 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         state.metrics.clone(),
     )
     .map_err(|e| StartError::Task(e.to_string()))?;
-    let batches = state.config.batches.worker.then(|| {
-        crate::batches::worker::spawn(crate::batches::worker::BatchWork {
-            store: state.store.clone(),
-            registry: state.registry.clone(),
-            admission: state.admission.clone(),
-            config: state.config.batches.clone(),
-            parse: crate::validation::parse_limits(&state),
-            max_findings: state.config.limits.max_findings,
-            convert: state.config.convert.clone(),
-        })
-    });
+    let batches = state
+        .config
+        .batches
+        .worker
+        .then(|| crate::batches::worker::spawn(&state));
     tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
     if let Some(mailer) = &state.mailer {
         tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");

@@ -349,6 +349,43 @@ fn convert_takes_a_json_invoice_by_its_name() {
     assert_eq!(v.status.code(), Some(0), "{}", stdout(&v));
 }
 
+/// A JSON invoice is validated as the UBL it stands for; a JSON file that is no invoice
+/// gets an error naming it, not a verdict.
+#[test]
+fn validate_takes_a_json_invoice() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let xml = std::fs::read(repo().join("examples/invoice-sk.xml")).expect("example");
+    let mut view = invex_server::invoice::read(&xml).expect("the example reads");
+    let good = dir.path().join("good.json");
+    std::fs::write(&good, invex_server::invoice::json::to_string(&view)).expect("write");
+    let o = invex(&["validate", good.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(report["verdict"], "valid");
+    assert_eq!(report["profile"], "peppol-bis3-sk@2027.2");
+    // Without lines the invoice breaks BR-16: the verdict is the UBL's.
+    view.lines.clear();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, invex_server::invoice::json::to_string(&view)).expect("write");
+    let o = invex(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("BR-16"), "{}", stdout(&o));
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, r#"{"numbr": "1"}"#).expect("write");
+    let o = invex(&["validate", junk.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a JSON invoice"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// The bootstrap key is shown once when invex generates it, and never when it comes from
 /// the environment (a secret its owner already has, which logs must not capture).
 #[test]

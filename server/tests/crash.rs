@@ -412,52 +412,14 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
         .as_str()
         .expect("id")
         .to_string();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(7);
-    eprintln!("batch crash seed {seed}");
-    let mut rng = Lcg(seed);
-    let batch = |client: &reqwest::Client| {
-        let url = format!("{base}/v1/batches/{id}");
-        let client = client.clone();
-        async move {
-            client
-                .get(url)
-                .header("X-API-Key", KEY)
-                .send()
-                .await
-                .ok()?
-                .json::<Value>()
-                .await
-                .ok()
-        }
-    };
-    let mut interrupted = 0;
-    for _ in 0..3 {
-        tokio::time::sleep(Duration::from_millis(50 + rng.next(400))).await;
-        if batch(&client)
-            .await
-            .is_some_and(|b| b["status"] != "completed")
-        {
-            interrupted += 1;
-        }
-        server.kill().expect("SIGKILL");
-        server.wait().expect("reaped");
-        server = serve_batches(dir.path());
-        ready(&client, &base).await;
-    }
-    assert!(interrupted > 0, "no kill came while the batch was at work");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let done = loop {
-        if let Some(b) = batch(&client).await {
-            if b["status"] == "completed" {
-                break b;
-            }
-            assert!(Instant::now() < deadline, "the batch did not finish: {b}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let done = kill_during_batch(
+        &mut server,
+        || serve_batches(dir.path()),
+        &client,
+        &base,
+        &id,
+    )
+    .await;
     assert_eq!(done["documents"], (valid + invalid) as u64);
     assert_eq!(done["done"], (valid + invalid) as u64);
     assert_eq!(
@@ -506,6 +468,159 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
         .expect("count"),
     );
     assert_eq!((remediation, completed), (invalid as i64, 1));
+}
+
+/// The batch `id` as `GET /v1/batches/{id}` shows it, if the server answers.
+async fn batch_state(client: &reqwest::Client, base: &str, id: &str) -> Option<Value> {
+    client
+        .get(format!("{base}/v1/batches/{id}"))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .ok()?
+        .json::<Value>()
+        .await
+        .ok()
+}
+
+/// SIGKILL `server` three times at random moments while batch `id` is at work, starting it
+/// again with `restart` each time, and the batch once it has ended (the server runs on).
+async fn kill_during_batch(
+    server: &mut Child,
+    restart: impl Fn() -> Child,
+    client: &reqwest::Client,
+    base: &str,
+    id: &str,
+) -> Value {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(7);
+    eprintln!("batch crash seed {seed}");
+    let mut rng = Lcg(seed);
+    let ended = |b: &Value| {
+        ["completed", "refused", "failed"].contains(&b["status"].as_str().unwrap_or(""))
+    };
+    let mut interrupted = 0;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(50 + rng.next(400))).await;
+        if batch_state(client, base, id)
+            .await
+            .is_some_and(|b| !ended(&b))
+        {
+            interrupted += 1;
+        }
+        server.kill().expect("SIGKILL");
+        server.wait().expect("reaped");
+        *server = restart();
+        ready(client, base).await;
+    }
+    assert!(interrupted > 0, "no kill came while the batch was at work");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(b) = batch_state(client, base, id).await {
+            if ended(&b) {
+                return b;
+            }
+            assert!(Instant::now() < deadline, "the batch did not finish: {b}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// SIGKILL while a batch in mode `send` checks identifiers and sends, three times over:
+/// every document ends `queued` once, each as one invoice (one per document number), and
+/// no document number is sent twice, whichever worker died after sending what.
+#[tokio::test]
+async fn sigkill_during_a_sending_batch_sends_each_document_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let serve_batches = |dir: &Path| {
+        serve_with(
+            dir,
+            port,
+            &[
+                ("INVEX_BATCHES_POLL_MS", "20"),
+                ("INVEX_BATCHES_CLAIM", "8"),
+                ("INVEX_BATCHES_LEASE_SECS", "2"),
+                ("INVEX_SENDING_ABANDONED_AFTER_SECS", "1"),
+                ("INVEX_WEBHOOKS_WORKER", "false"),
+            ],
+        )
+    };
+    let template = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
+    )
+    .expect("example");
+    let mut server = serve_batches(dir.path());
+    ready(&client, &base).await;
+    let c: Value = client
+        .post(format!("{base}/v1/connections"))
+        .header("X-API-Key", KEY)
+        .json(&json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let connection = c["id"].as_str().expect("id").to_string();
+    client
+        .post(format!("{base}/v1/connections/{connection}/activate"))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("activate");
+    let documents = 150;
+    let r = client
+        .post(format!("{base}/v1/batches?mode=send"))
+        .header("X-API-Key", KEY)
+        .header("Content-Type", "application/zip")
+        .body(batch_zip(&template, documents, 0))
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(r.status().as_u16(), 202);
+    let id = r.json::<Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let done = kill_during_batch(
+        &mut server,
+        || serve_batches(dir.path()),
+        &client,
+        &base,
+        &id,
+    )
+    .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["counts"], json!({"queued": documents}), "{done}");
+    server.kill().expect("stop");
+    let _ = server.wait();
+    let db = format!("sqlite://{}?mode=rw", dir.path().join("invex.db").display());
+    let store = invex_server::store::Store::connect(&db)
+        .await
+        .expect("the database");
+    let (invoices, numbers): (i64, i64) = (
+        sqlx::query_scalar("SELECT COUNT(*) FROM invoices")
+            .fetch_one(store.pool())
+            .await
+            .expect("count"),
+        sqlx::query_scalar("SELECT COUNT(DISTINCT document_id) FROM invoices")
+            .fetch_one(store.pool())
+            .await
+            .expect("count"),
+    );
+    assert_eq!((invoices, numbers), (documents as i64, documents as i64));
+    let named: i64 = sqlx::query_scalar(
+        "SELECT COUNT(DISTINCT result) FROM batch_documents WHERE outcome = 'queued'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .expect("count");
+    assert_eq!(named, documents as i64);
 }
 
 /// Whether OpenSSH's client tools are here. Without them the test says that it skipped,

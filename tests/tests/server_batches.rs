@@ -538,3 +538,213 @@ async fn a_convert_batch_makes_conversions_through_the_review_gate() {
     assert!(xml.contains("<cbc:CustomizationID>"), "{xml}");
     assert_eq!(names.len(), 1 + 3 + 2, "{names:?}");
 }
+
+/// `n` invoices of the example, numbered `{prefix}-001`…, as ZIP members.
+fn invoices(prefix: &str, n: usize) -> Vec<(String, Vec<u8>)> {
+    (1..=n)
+        .map(|i| {
+            let number = format!("{prefix}-{i:03}");
+            (
+                format!("{number}.xml"),
+                numbered(example("invoice-sk.xml"), &number),
+            )
+        })
+        .collect()
+}
+
+/// The sent invoices of the bootstrap tenant, newest first.
+async fn invoices_sent(s: &TestServer) -> Vec<Value> {
+    let list: Value = s
+        .v1(Method::GET, "/v1/invoices?limit=100", BOOTSTRAP)
+        .value()
+        .await;
+    list["invoices"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_send_batch_checks_every_identifier_before_anything_is_sent() {
+    let s = TestServer::with(fast).await;
+    let body = zip_of(&invoices("NC", 2));
+    // Sending needs an activated connection: refused before the upload is read.
+    let r = s
+        .v1(Method::POST, "/v1/batches?mode=send", BOOTSTRAP)
+        .header("Content-Type", "application/zip")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    let p: Value = r.json().await.unwrap();
+    assert!(p["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("no-active-connection"));
+    s.sandbox_connection().await;
+    let receiver = Receiver::scripted(&[]);
+    let hook = receiver.serve().await;
+    let r = s
+        .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
+        .json(
+            &json!({"url": hook, "event_types": ["batch.completed", "batch.remediation_required"]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+
+    // Ten good invoices and two whose identifiers fail: a wrong IBAN check digit, and a
+    // seller electronic address (a Slovak VAT id) whose number fails its check.
+    let mut members = invoices("FV-B", 10);
+    let text = |n: &str| String::from_utf8(numbered(example("invoice-sk.xml"), n)).unwrap();
+    members.push((
+        "iban.xml".into(),
+        text("FV-B-IBAN")
+            .replace("SK3112000000198742637541", "SK3112000000198742637542")
+            .into_bytes(),
+    ));
+    members.push((
+        "endpoint.xml".into(),
+        text("FV-B-EP")
+            .replacen(
+                ">SK2022749619</cbc:EndpointID>",
+                ">SK2022749618</cbc:EndpointID>",
+                1,
+            )
+            .into_bytes(),
+    ));
+    let b = s
+        .run_batch("mode=send", "application/zip", zip_of(&members))
+        .await;
+    let id = b["id"].as_str().unwrap().to_string();
+    assert_eq!(b["status"], "refused", "{b}");
+    assert_eq!(b["counts"], json!({"refused": 2, "withheld": 10}), "{b}");
+    assert!(
+        b["error"].as_str().unwrap().starts_with("2 document(s)"),
+        "{b}"
+    );
+    assert!(
+        invoices_sent(&s).await.is_empty(),
+        "nothing of a refused batch is sent"
+    );
+    // The answer lists each failure by document.
+    let refused: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents?outcome=refused"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let names: Vec<&str> = refused["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["iban.xml", "endpoint.xml"]);
+    let doc: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/11"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(
+        doc["result"]["identifiers"][0]["business_term"], "BT-84",
+        "{doc}"
+    );
+    let events = receiver.wait_for(3).await;
+    let completed: Vec<Value> = events
+        .iter()
+        .map(|e| e.json())
+        .filter(|e| e["type"] == "batch.completed")
+        .collect();
+    assert_eq!(completed.len(), 1);
+    assert_eq!(completed[0]["data"]["status"], "refused");
+    assert_eq!(completed[0]["data"]["failures"][1]["name"], "endpoint.xml");
+    assert_eq!(
+        completed[0]["data"]["failures"][1]["identifiers"][0]["business_term"],
+        "BT-34"
+    );
+
+    // Corrected and submitted again: every document is sent once, the one with fatal
+    // findings kept in the remediation flow; the same key answers the same batch.
+    let mut members = invoices("FV-B", 12);
+    members.push(("bad.xml".into(), invalid_invoice()));
+    let submit_send = |key: &'static str| {
+        s.v1(Method::POST, "/v1/batches?mode=send", BOOTSTRAP)
+            .header("Content-Type", "application/zip")
+            .header("Idempotency-Key", key)
+            .body(zip_of(&members))
+            .send()
+    };
+    let r = submit_send("corrected").await.unwrap();
+    assert_eq!(r.status(), 202);
+    let id = r.json::<Value>().await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = s.batch_finished(&id).await;
+    assert_eq!(b["status"], "completed", "{b}");
+    assert_eq!(
+        b["counts"],
+        json!({"queued": 12, "remediation_required": 1}),
+        "{b}"
+    );
+    let sent = invoices_sent(&s).await;
+    assert_eq!(sent.len(), 13);
+    let doc: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents/1"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    let invoice = doc["result"]["id"].as_str().unwrap();
+    assert!(sent.iter().any(|i| i["id"] == invoice), "{doc}");
+    assert_eq!(doc["result"]["document_id"], "FV-B-001");
+    // The results ZIP carries the UBL of each invoice a document made.
+    let r = s
+        .v1(Method::GET, &format!("/v1/batches/{id}/results"), BOOTSTRAP)
+        .header("Accept", "application/zip")
+        .send()
+        .await
+        .unwrap();
+    let bytes = r.bytes().await.unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
+    let mut xml = String::new();
+    std::io::Read::read_to_string(
+        &mut zip
+            .by_name(&format!("000001_FV-B-001.xml.{invoice}.xml"))
+            .unwrap(),
+        &mut xml,
+    )
+    .unwrap();
+    assert!(xml.contains("<cbc:ID>FV-B-001</cbc:ID>"), "{xml}");
+    assert!(zip.by_name("000013_bad.xml.errors.json").is_ok());
+    assert_eq!(zip.len(), 1 + 13 + 13);
+    let again = submit_send("corrected").await.unwrap();
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.json::<Value>().await.unwrap()["id"], id.as_str());
+
+    // The same invoices in a new batch: already sent, so not sent again.
+    let b = s
+        .run_batch("mode=send", "application/zip", zip_of(&invoices("FV-B", 3)))
+        .await;
+    assert_eq!(b["counts"], json!({"failed": 3}), "{b}");
+    let doc: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{}/documents/1", b["id"].as_str().unwrap()),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert!(doc["result"]["problem"]["type"]
+        .as_str()
+        .unwrap()
+        .ends_with("duplicate-document"));
+    assert_eq!(invoices_sent(&s).await.len(), 13);
+}

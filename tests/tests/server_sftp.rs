@@ -41,9 +41,15 @@ async fn account(
     public_key: &str,
     key: PathBuf,
 ) -> Account {
+    let body = json!({"name": "ERP export", "role": role, "public_keys": [public_key]});
+    account_of(s, admin, body, key).await
+}
+
+/// An account made of `body` (`POST /v1/sftp/accounts`) by `admin`, signing in with `key`.
+async fn account_of(s: &TestServer, admin: &str, body: Value, key: PathBuf) -> Account {
     let r = s
         .v1(Method::POST, "/v1/sftp/accounts", admin)
-        .json(&json!({"name": "ERP export", "role": role, "public_keys": [public_key]}))
+        .json(&body)
         .send()
         .await
         .unwrap();
@@ -347,4 +353,91 @@ async fn a_zip_and_a_json_feed_are_batches_with_a_results_file() {
         .map(|l| (l["name"].as_str().unwrap(), l["outcome"].as_str().unwrap()))
         .collect();
     assert_eq!(outcomes, [("one.xml", "valid"), ("two.xml", "invalid")]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_that_sends_gets_the_sent_ubl_and_a_refused_zip_its_failures() {
+    if !openssh_client("an_account_that_sends_gets_the_sent_ubl_and_a_refused_zip_its_failures") {
+        return;
+    }
+    let s = TestServer::with(fast).await;
+    s.sandbox_connection().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let (key, public) = keypair(cwd, "erp").await;
+    // A profile that does not exist is refused when the account is made.
+    let r = s
+        .v1(Method::POST, "/v1/sftp/accounts", BOOTSTRAP)
+        .json(
+            &json!({"name": "ERP", "role": "developer", "public_keys": [public],
+                      "mode": "send", "profile": "no-such-profile"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    support::problem(r, 400).await;
+    let body = json!({"name": "ERP", "role": "developer", "public_keys": [public], "mode": "send"});
+    let a = account_of(&s, BOOTSTRAP, body, key).await;
+    let listed: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/sftp/accounts/{}", a.user),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    assert_eq!(listed["mode"], "send");
+
+    std::fs::write(
+        cwd.join("FV-S-1.xml"),
+        numbered(example("invoice-sk.xml"), "FV-S-1"),
+    )
+    .unwrap();
+    let good = numbered(example("invoice-sk.xml"), "FV-S-2");
+    let bad = String::from_utf8(numbered(example("invoice-sk.xml"), "FV-S-3"))
+        .unwrap()
+        .replace("SK3112000000198742637541", "SK3112000000198742637542")
+        .into_bytes();
+    std::fs::write(
+        cwd.join("run.zip"),
+        zip_of(&[("good.xml".into(), good), ("bad.xml".into(), bad)]),
+    )
+    .unwrap();
+    let (ok, text) = sftp(&a, cwd, "put FV-S-1.xml inbox/\nput run.zip inbox/\n").await;
+    assert!(ok, "{text}");
+    let names = outbox_with(&a, cwd, &["FV-S-1.xml.report.json", "run.zip.results.zip"]).await;
+    // The single file was sent: its answer, and the UBL of its invoice.
+    let report = get_json(&a, cwd, "outbox/FV-S-1.xml.report.json").await;
+    assert_eq!(report["outcome"], "queued", "{report}");
+    let invoice = report["result"]["id"].as_str().unwrap();
+    let ubl = format!("FV-S-1.xml.{invoice}.xml");
+    assert!(names.contains(&ubl), "{names:?}");
+    let (ok, text) = sftp(&a, cwd, &format!("get outbox/{ubl} sent.xml\n")).await;
+    assert!(ok, "{text}");
+    let sent = std::fs::read_to_string(cwd.join("sent.xml")).unwrap();
+    assert!(sent.contains("<cbc:ID>FV-S-1</cbc:ID>"), "{sent}");
+
+    // The ZIP was refused whole: its results say which document failed and why.
+    let (ok, text) = sftp(&a, cwd, "get outbox/run.zip.results.zip r.zip\n").await;
+    assert!(ok, "{text}");
+    let bytes = std::fs::read(cwd.join("r.zip")).unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("batch.json").unwrap(), &mut text).unwrap();
+    let batch: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(batch["status"], "refused", "{batch}");
+    assert_eq!(batch["counts"], json!({"refused": 1, "withheld": 1}));
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut zip.by_name("000002_bad.xml.errors.json").unwrap(),
+        &mut text,
+    )
+    .unwrap();
+    let bad: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        bad["result"]["identifiers"][0]["business_term"], "BT-84",
+        "{bad}"
+    );
+    let invoices: Value = s.v1(Method::GET, "/v1/invoices", BOOTSTRAP).value().await;
+    assert_eq!(invoices["invoices"].as_array().unwrap().len(), 1);
 }

@@ -6,7 +6,8 @@
 //! - [`intake`]: the upload into the store, in pieces, with its limits;
 //! - [`split`]: a received upload into its documents (resumable: documents are keyed by their
 //!   place in the upload);
-//! - [`process`]: one document's outcome;
+//! - [`process`]: one document's outcome (validated, converted, or, mode `send`, its
+//!   identifiers checked before any document is sent, then sent);
 //! - [`worker`]: the loop that claims work with leases and records outcomes exactly once.
 //!
 //! It knows no HTTP: the routes hand it a body stream and read its records.
@@ -36,6 +37,14 @@ pub enum Mode {
     /// /v1/invoice/convert` does, review gate included: outcome `ready` (every invoice of
     /// it), `needs_review` (one or more held) or `failed` (not readable).
     Convert,
+    /// Send each document (UBL 2.1 invoice or credit note, or a JSON invoice) as `POST
+    /// /v1/invoice/send` does, validation and review gate included, once the identifiers of
+    /// every document have passed their checks (status `checking`); when any fails, the
+    /// batch is `refused` and nothing of it is sent. Outcome `queued` (accepted for
+    /// delivery), `remediation_required` (fatal findings: kept in the remediation flow, not
+    /// sent), or `failed` (not sent: unreadable, held for review, a duplicate); in a refused
+    /// batch `refused` (its identifiers failed) or `withheld` (fine, but not sent).
+    Send,
 }
 
 impl Mode {
@@ -43,9 +52,29 @@ impl Mode {
         match self {
             Mode::Validate => "validate",
             Mode::Convert => "convert",
+            Mode::Send => "send",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "validate" => Some(Mode::Validate),
+            "convert" => Some(Mode::Convert),
+            "send" => Some(Mode::Send),
+            _ => None,
         }
     }
 }
 
 /// The outcomes a document can have.
-pub const OUTCOMES: [&str; 5] = ["valid", "invalid", "ready", "needs_review", "failed"];
+pub const OUTCOMES: [&str; 9] = [
+    "valid",
+    "invalid",
+    "ready",
+    "needs_review",
+    "queued",
+    "remediation_required",
+    "refused",
+    "withheld",
+    "failed",
+];

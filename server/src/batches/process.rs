@@ -13,11 +13,16 @@ use invex_engine::report::{Report, Severity, Verdict};
 use serde_json::{json, Value};
 
 use crate::problem::Problem;
-use crate::store::{ClaimedDocument, DocumentResult, Notice};
+use crate::store::{
+    BatchRecord, CheckFailure, ClaimedDocument, DocumentCheck, DocumentResult, Notice,
+};
 use crate::webhooks::events::EventType;
 
 /// Fatal findings carried by a `batch.remediation_required` event.
 const FINDINGS_IN_EVENT: usize = 50;
+/// Documents whose identifiers failed listed in a refused batch's `batch.completed` (each
+/// also has its own `batch.remediation_required`, and the documents' list has them all).
+const FAILURES_IN_EVENT: usize = 100;
 
 /// The outcome of `doc`. CPU work: call it on a worker of the pool.
 pub fn process(
@@ -198,6 +203,155 @@ pub fn convert(
         }],
         conversions: records,
     }
+}
+
+/// The identifiers of `doc` checked (mode `send`, before anything of the batch is sent),
+/// as a single send checks them. A document that cannot be read has none to check: its
+/// send fails with the reason. CPU work: on a pool worker.
+pub fn check(doc: &ClaimedDocument) -> DocumentCheck {
+    let faults = STANDARD
+        .decode(&doc.content)
+        .ok()
+        .and_then(|bytes| {
+            crate::validation::to_xml(&bytes, crate::validation::Declared::ByContent)
+                .ok()
+                .map(|xml| crate::sending::identifiers::check(&xml))
+        })
+        .unwrap_or_default();
+    DocumentCheck {
+        batch_id: doc.batch_id.clone(),
+        seq: doc.seq,
+        faults: serde_json::to_string(&faults).unwrap_or_else(|_| "[]".into()),
+    }
+}
+
+/// Send `doc` (mode `send`) as `POST /v1/invoice/send` does, under an idempotency key of
+/// its own (`invex-batch:<batch>:<seq>`): a document whose first worker died after sending
+/// it gets the stored answer again and is never sent twice. None: a passing condition (the
+/// pool is full, the key's first run is still going); the document is claimed again when
+/// its claim runs out.
+pub async fn send(state: &crate::state::AppState, doc: &ClaimedDocument) -> Option<DocumentResult> {
+    use axum::http::StatusCode;
+    let bytes = match STANDARD.decode(&doc.content) {
+        Ok(b) => bytes::Bytes::from(b),
+        Err(e) => {
+            let problem = Problem::internal(format!("the stored document is damaged: {e}"));
+            return Some(outcome(
+                doc,
+                "failed",
+                json!({ "problem": problem.body() }),
+                true,
+            ));
+        }
+    };
+    // The batch is the request: made by its tenant, with no key of its own.
+    let principal = crate::auth::Principal {
+        tenant_id: doc.tenant_id.clone(),
+        tenant_kind: if doc.tenant_id == crate::store::OPERATOR_TENANT_ID {
+            crate::store::TenantKind::Operator
+        } else {
+            crate::store::TenantKind::Customer
+        },
+        role: crate::auth::Role::Developer,
+        key_id: None,
+    };
+    let request = crate::sending::SendRequest {
+        idempotency_key: Some(format!("invex-batch:{}:{}", doc.batch_id, doc.seq)),
+        profile: doc.profile.clone(),
+        file_name: Some(doc.name.clone()),
+        scenario: None,
+        resubmission_of: None,
+        allow_duplicate: false,
+        family: crate::auth::Family::Versioned,
+        bytes,
+        declared: crate::validation::Declared::ByContent,
+    };
+    match crate::sending::answer(state, &principal, request).await {
+        Ok(a) => {
+            let body: Value = serde_json::from_str(&a.body).unwrap_or(Value::Null);
+            Some(match a.status {
+                StatusCode::ACCEPTED => outcome(doc, "queued", body, false),
+                StatusCode::UNPROCESSABLE_ENTITY => outcome(
+                    doc,
+                    "remediation_required",
+                    json!({ "problem": body }),
+                    true,
+                ),
+                _ => outcome(doc, "failed", json!({ "problem": body }), true),
+            })
+        }
+        Err(p)
+            if p.status == StatusCode::SERVICE_UNAVAILABLE
+                || p.slug == "idempotency-request-in-progress" =>
+        {
+            None
+        }
+        Err(p) => Some(outcome(doc, "failed", json!({ "problem": p.body() }), true)),
+    }
+}
+
+/// A document's result, with its `batch.remediation_required` when it needs correcting.
+fn outcome(doc: &ClaimedDocument, outcome: &str, result: Value, remedy: bool) -> DocumentResult {
+    DocumentResult {
+        batch_id: doc.batch_id.clone(),
+        seq: doc.seq,
+        outcome: outcome.into(),
+        notices: if remedy {
+            vec![remediation(doc, outcome, result.clone())]
+        } else {
+            Vec::new()
+        },
+        result: result.to_string(),
+        conversions: Vec::new(),
+        inputs: Vec::new(),
+    }
+}
+
+/// The events of a batch refused for failed identifiers: a `batch.remediation_required`
+/// per document to correct, and `batch.completed` with status `refused` listing them.
+pub fn refused(
+    batch: &BatchRecord,
+    failures: &[CheckFailure],
+    counts: &[(String, i64)],
+) -> Vec<Notice> {
+    let mut notices: Vec<Notice> = failures
+        .iter()
+        .map(|f| Notice {
+            event_type: EventType::BatchRemediationRequired,
+            data: json!({
+                "batch_id": batch.id,
+                "status": "refused",
+                "mode": batch.mode,
+                "environment": batch.environment,
+                "document": { "seq": f.seq, "name": f.name, "outcome": "refused" },
+                "identifiers": f.identifiers,
+                "links": links(&batch.id, Some(f.seq)),
+            }),
+        })
+        .collect();
+    let counts: serde_json::Map<String, Value> =
+        counts.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    let listed: Vec<Value> = failures
+        .iter()
+        .take(FAILURES_IN_EVENT)
+        .map(|f| json!({ "seq": f.seq, "name": f.name, "identifiers": f.identifiers }))
+        .collect();
+    notices.push(Notice {
+        event_type: EventType::BatchCompleted,
+        data: json!({
+            "batch_id": batch.id,
+            "status": "refused",
+            "mode": batch.mode,
+            "documents": batch.documents,
+            "counts": counts,
+            "error": batch.error,
+            "failures": listed,
+            "failures_total": failures.len(),
+            "environment": batch.environment,
+            "links": links(&batch.id, None),
+        }),
+    });
+    notices
 }
 
 /// The fatal findings of a report, as events carry them.

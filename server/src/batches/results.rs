@@ -1,7 +1,8 @@
 //! A batch's results as one ZIP: for each document with an outcome, `NAME.report.json`
-//! (valid, ready) or `NAME.errors.json` (invalid, held, or not readable: findings with
+//! (valid, ready, queued) or `NAME.errors.json` (invalid, held, or not readable: findings with
 //! remediation, or the problem), as the document endpoint answers it, the UBL of each of its
-//! conversions as it stands now (`NAME.CONVERSION-ID.xml`, mode `convert`), plus
+//! conversions as it stands now (`NAME.CONVERSION-ID.xml`, mode `convert`) or of the invoice
+//! its send made (`NAME.INVOICE-ID.xml`, mode `send`: a JSON invoice as the UBL sent), plus
 //! `batch.json`. Written page by page
 //! into a temporary file by a blocking task (the store is read on the runtime, the archive
 //! is written off it), so a batch of 100,000 documents costs a page of memory.
@@ -29,12 +30,17 @@ pub enum ResultsError {
 /// and a feed), then its name with every folder and `..` flattened, so the archive unpacks
 /// into one folder and nowhere else.
 pub fn member_name(seq: i64, name: &str, outcome: &str) -> String {
-    let suffix = if matches!(outcome, "valid" | "ready") {
+    format!("{}.{}.json", member_stem(seq, name), suffix(outcome))
+}
+
+/// `report` for a document that went well (valid, ready, queued), `errors` for one to
+/// correct.
+pub fn suffix(outcome: &str) -> &'static str {
+    if matches!(outcome, "valid" | "ready" | "queued") {
         "report"
     } else {
         "errors"
-    };
-    format!("{}.{suffix}.json", member_stem(seq, name))
+    }
 }
 
 /// `NNNNNN_NAME` with every folder and `..` flattened (see [`member_name`]).
@@ -64,7 +70,39 @@ fn conversion_ids(d: &BatchDocument) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A document with the UBL of its conversions (id, XML).
+/// The invoice a document's send made (mode `send`): queued, or kept for remediation.
+fn invoice_id(d: &BatchDocument) -> Option<String> {
+    let r = d.result.as_ref()?;
+    let id = match d.outcome.as_deref()? {
+        "queued" => &r["id"],
+        "remediation_required" => &r["problem"]["invoice_id"],
+        _ => return None,
+    };
+    id.as_str().map(str::to_string)
+}
+
+/// The UBL a document made (id, XML): its conversions' as they stand now (mode `convert`),
+/// or its invoice's as sent (mode `send`).
+pub async fn ubl_of(
+    store: &Store,
+    tenant_id: &str,
+    d: &BatchDocument,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let mut xmls = Vec::new();
+    for id in conversion_ids(d) {
+        if let Some(c) = store.conversion(tenant_id, &id).await? {
+            xmls.push((id, c.xml));
+        }
+    }
+    if let Some(id) = invoice_id(d) {
+        if let Some(i) = store.invoice(tenant_id, &id).await? {
+            xmls.push((id, i.payload));
+        }
+    }
+    Ok(xmls)
+}
+
+/// A document with the UBL it made (id, XML).
 type Entry = (BatchDocument, Vec<(String, String)>);
 
 /// The archive of the results of `batch_id` (of `tenant_id`), `summary` as `batch.json`, in a
@@ -118,12 +156,7 @@ pub async fn archive(
             .filter(|r| r.outcome.is_some())
             .map(BatchDocument::from)
         {
-            let mut xmls = Vec::new();
-            for id in conversion_ids(&d) {
-                if let Some(c) = store.conversion(tenant_id, &id).await? {
-                    xmls.push((id, c.xml));
-                }
-            }
+            let xmls = ubl_of(store, tenant_id, &d).await?;
             page.push((d, xmls));
         }
         if tx.send(page).await.is_err() {

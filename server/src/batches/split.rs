@@ -37,7 +37,7 @@ pub enum SplitError {
 /// How a split ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Split {
-    /// The documents are stored; the batch is `processing`.
+    /// The documents are stored; the batch is `processing` (or `checking`, mode `send`).
     Started(i64),
     /// The upload cannot be split; the batch `failed` with this reason.
     Failed(String),
@@ -108,7 +108,16 @@ pub async fn split(
             fail(store, batch, worker, &why, &now, &failed).await
         }
         Ok(n) => {
-            if store.start_batch(&batch.id, worker, n, &now).await? {
+            // A batch that sends has every document's identifiers checked first.
+            let status = if batch.mode == super::Mode::Send.as_str() {
+                "checking"
+            } else {
+                "processing"
+            };
+            if store
+                .start_batch(&batch.id, worker, n, &now, status)
+                .await?
+            {
                 Ok(Split::Started(n))
             } else {
                 Ok(Split::Lost)

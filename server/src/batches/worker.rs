@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use invex_engine::document::Limits as ParseLimits;
 use invex_engine::registry::Registry;
 use serde_json::json;
@@ -16,19 +17,22 @@ use tokio::task::JoinHandle;
 use super::split::{self, Split};
 use super::BatchesConfig;
 use crate::admission::Admission;
-use crate::store::{BatchRecord, ClaimedDocument, Notice, Store};
+use crate::state::AppState;
+use crate::store::{BatchRecord, Checked, ClaimedDocument, DocumentResult, Notice, Store};
 use crate::webhooks::events::EventType;
 
-/// What the worker works with.
-pub struct BatchWork {
-    pub store: Store,
-    pub registry: Arc<Registry>,
-    pub admission: Arc<Admission>,
-    pub config: BatchesConfig,
-    pub parse: ParseLimits,
-    pub max_findings: usize,
+/// What the worker works with: the server's state (its store, rules and pool of heavy
+/// work, and for mode `send` the sending single sends use), and the settings read from it.
+struct BatchWork {
+    state: AppState,
+    store: Store,
+    registry: Arc<Registry>,
+    admission: Arc<Admission>,
+    config: BatchesConfig,
+    parse: ParseLimits,
+    max_findings: usize,
     /// The conversion settings (mode `convert`): threshold and reading limits.
-    pub convert: crate::convert::config::ConvertConfig,
+    convert: crate::convert::config::ConvertConfig,
 }
 
 /// The running worker; stopping it lets the current rounds end (claims cut short expire).
@@ -54,9 +58,18 @@ impl BatchWorker {
 
 /// Start the worker: `config.loops` claimers, so that one validates while another records
 /// its results (each claim is the work of one of them, under its own id).
-pub fn spawn(work: BatchWork) -> BatchWorker {
+pub fn spawn(state: &AppState) -> BatchWorker {
     let (tx, rx) = watch::channel(false);
-    let work = Arc::new(work);
+    let work = Arc::new(BatchWork {
+        store: state.store.clone(),
+        registry: state.registry.clone(),
+        admission: state.admission.clone(),
+        config: state.config.batches.clone(),
+        parse: crate::validation::parse_limits(state),
+        max_findings: state.config.limits.max_findings,
+        convert: state.config.convert.clone(),
+        state: state.clone(),
+    });
     let mut tasks: Vec<JoinHandle<()>> = (0..work.config.loops.max(1))
         .map(|_| tokio::spawn(run(work.clone(), crate::ids::new_id("wkr"), rx.clone())))
         .collect();
@@ -146,43 +159,34 @@ async fn round(work: &BatchWork, id: &str) -> Result<bool, String> {
     if docs.is_empty() {
         return Ok(false);
     }
+    let (checks, docs): (Vec<_>, Vec<_>) = docs.into_iter().partition(|d| d.checking);
+    if !checks.is_empty() {
+        record_checks(work, id, checks).await?;
+    }
+    let (sends, docs): (Vec<_>, Vec<_>) = docs
+        .into_iter()
+        .partition(|d| d.mode == super::Mode::Send.as_str());
     let catalog = work.registry.current();
     let (parse, max_findings) = (work.parse.clone(), work.max_findings);
     let convert = Arc::new(work.convert.clone());
-    // One job per worker of the pool, each over its share of the claim, so that a claim
-    // uses every core; on the shared pool of heavy work, as API requests are: when it is
-    // full, a job waits a moment and asks again (the claim holds meanwhile).
-    let share = docs.len().div_ceil(work.admission.workers().max(1));
-    let jobs = docs.chunks(share.max(1)).map(|part| {
-        let part: Arc<Vec<ClaimedDocument>> = Arc::new(part.to_vec());
-        let (catalog, parse, convert) = (catalog.clone(), parse.clone(), convert.clone());
-        async move {
-            loop {
-                let (catalog, parse, part) = (catalog.clone(), parse.clone(), part.clone());
-                let convert = convert.clone();
-                match work
-                    .admission
-                    .run(move || {
-                        part.iter()
-                            .map(|d| match d.mode.as_str() {
-                                "convert" => super::process::convert(&catalog, &convert, d),
-                                _ => super::process::process(&catalog, &parse, max_findings, d),
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                    .await
-                {
-                    Ok(r) => break r,
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                }
-            }
-        }
-    });
-    let results: Vec<_> = futures_util::future::join_all(jobs)
-        .await
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut results = on_pool(work, docs, move |d| match d.mode.as_str() {
+        "convert" => super::process::convert(&catalog, &convert, d),
+        _ => super::process::process(&catalog, &parse, max_findings, d),
+    })
+    .await;
+    // Sends wait on the store and the pool in turns: a few at a time, on the runtime.
+    let sent: Vec<Option<DocumentResult>> = futures_util::stream::iter(sends)
+        .map(|d| {
+            let state = work.state.clone();
+            async move { super::process::send(&state, &d).await }
+        })
+        .buffer_unordered(work.admission.workers().max(1) * 2)
+        .collect()
+        .await;
+    results.extend(sent.into_iter().flatten());
+    if results.is_empty() {
+        return Ok(true);
+    }
     let finished = work
         .store
         .record_batch_results(id, &results, &crate::clock::now(), completed)
@@ -195,6 +199,68 @@ async fn round(work: &BatchWork, id: &str) -> Result<bool, String> {
         tracing::info!(batch = %b, "batch completed");
     }
     Ok(true)
+}
+
+/// Check the identifiers of claimed documents (mode `send`) and record the checks; a batch
+/// whose last check this was is passed on for sending or refused.
+async fn record_checks(
+    work: &BatchWork,
+    id: &str,
+    checks: Vec<ClaimedDocument>,
+) -> Result<(), String> {
+    let checked = on_pool(work, checks, super::process::check).await;
+    let ended = work
+        .store
+        .record_batch_checks(id, &checked, &crate::clock::now(), super::process::refused)
+        .await
+        .map_err(|e| e.to_string())?;
+    for e in ended {
+        match e {
+            Checked::Passed(b) => tracing::info!(batch = %b, "batch identifiers passed; sending"),
+            Checked::Refused(b) => {
+                tracing::info!(batch = %b, "batch refused: identifiers fail their checks");
+                crate::webhooks::worker::wake();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `f` over `docs` on the shared pool of heavy work, as API requests are: one job per
+/// worker of the pool, each over its share, so that a claim uses every core; when the
+/// pool is full, a job waits a moment and asks again (the claim holds meanwhile).
+async fn on_pool<T, F>(work: &BatchWork, docs: Vec<ClaimedDocument>, f: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn(&ClaimedDocument) -> T + Send + Sync + 'static,
+{
+    if docs.is_empty() {
+        return Vec::new();
+    }
+    let f = Arc::new(f);
+    let share = docs.len().div_ceil(work.admission.workers().max(1));
+    let jobs = docs.chunks(share.max(1)).map(|part| {
+        let part: Arc<Vec<ClaimedDocument>> = Arc::new(part.to_vec());
+        let f = f.clone();
+        async move {
+            loop {
+                let (part, f) = (part.clone(), f.clone());
+                match work
+                    .admission
+                    .run(move || part.iter().map(|d| f(d)).collect::<Vec<T>>())
+                    .await
+                {
+                    Ok(r) => break r,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        }
+    });
+    futures_util::future::join_all(jobs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// `batch.completed` of a batch all of whose documents have their outcome.

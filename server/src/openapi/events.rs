@@ -211,11 +211,22 @@ pub fn schemas() -> Map<String, Value> {
             "required": ["batch_id", "status", "environment", "links"],
             "properties": {
                 "batch_id": { "type": "string" },
-                "status": { "type": "string", "description": "The batch's status: `processing`, `completed` or `failed`" },
+                "status": { "type": "string", "description": "The batch's status: `processing`, `completed`, `refused` (mode `send`: identifiers failed, nothing sent) or `failed`" },
                 "mode": { "type": "string" },
                 "documents": { "type": "integer", "description": "Documents in the batch" },
                 "counts": { "type": "object", "additionalProperties": { "type": "integer" }, "description": "`batch.completed`: documents by outcome" },
-                "error": { "type": ["string", "null"], "description": "`batch.completed` of a failed batch: why it could not be read" },
+                "error": { "type": ["string", "null"], "description": "`batch.completed` of a failed batch: why it could not be read; of a refused one: how many documents failed" },
+                "failures": {
+                    "type": "array",
+                    "description": "`batch.completed` of a refused batch: the documents whose identifiers failed (at most 100; `failures_total` counts them all), each `seq`, `name` and `identifiers`",
+                    "items": { "type": "object" }
+                },
+                "failures_total": { "type": "integer" },
+                "identifiers": {
+                    "type": "array",
+                    "description": "`batch.remediation_required` of a refused document: its failed identifiers (`business_term`, `what`, `value`, `reason`)",
+                    "items": { "type": "object" }
+                },
                 "document": {
                     "type": "object",
                     "description": "`batch.remediation_required`: the document",

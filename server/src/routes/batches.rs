@@ -41,7 +41,12 @@ pub struct BatchQuery {
     /// credit note (or JSON invoice) validated as by `POST /v1/invoice/validate`; `convert`,
     /// each PDF, workbook, CSV or JSON invoice (`.json`) converted as by `POST
     /// /v1/invoice/convert`, review gate included (the conversions are listed by `GET
-    /// /v1/conversions?batch_id=` with the batch's id).
+    /// /v1/conversions?batch_id=` with the batch's id); `send`, each UBL invoice or JSON
+    /// invoice sent as by `POST /v1/invoice/send` (validation, review gate and duplicate
+    /// check included), but only once the identifiers (electronic addresses, VAT ids,
+    /// IBANs) of every document have passed their checks: when any fails, the batch is
+    /// `refused`, nothing of it is sent, and its documents list each failure
+    /// (`outcome=refused`). Needs an activated connection.
     pub mode: Option<Mode>,
     /// Profile `id` or `id@version` for every document; detected per document when absent.
     pub profile: Option<String>,
@@ -55,8 +60,10 @@ pub struct BatchQuery {
 pub struct BatchView {
     pub id: String,
     /// `uploading` (the upload is still arriving), `received` (stored, not yet split),
-    /// `processing`, `completed`, or `failed` (the upload could not be read; `error` says
-    /// why).
+    /// `checking` (mode `send`: every document's identifiers are checked before any is
+    /// sent), `processing`, `completed`, `refused` (mode `send`: identifiers failed, nothing
+    /// was sent; `error` says how many, the documents with outcome `refused` which), or
+    /// `failed` (the upload could not be read; `error` says why).
     pub status: String,
     pub mode: String,
     pub profile: Option<String>,
@@ -67,9 +74,11 @@ pub struct BatchView {
     pub input_bytes: i64,
     /// Documents in the upload (known once split).
     pub documents: i64,
-    /// Documents with an outcome.
+    /// Documents with an outcome (while `checking`: documents checked).
     pub done: i64,
-    /// Documents by outcome: `valid`, `invalid`, `failed` (could not be validated).
+    /// Documents by outcome: `valid`, `invalid` (mode `validate`); `ready`, `needs_review`
+    /// (`convert`); `queued`, `remediation_required`, `refused`, `withheld` (`send`);
+    /// `failed` (could not be processed).
     pub counts: std::collections::BTreeMap<String, i64>,
     /// Documents per second since processing began.
     pub rate_per_second: Option<f64>,
@@ -189,10 +198,20 @@ async fn submit(
             return Err(crate::validation::profile_problem(&catalog, p, &e));
         }
     }
+    let mode = query.mode.unwrap_or(Mode::Validate);
+    if mode == Mode::Send
+        && state
+            .store
+            .active_connection(&principal.tenant_id)
+            .await?
+            .is_none()
+    {
+        return Err(crate::sending::no_active_connection());
+    }
     let new = NewBatch {
         tenant_id: principal.tenant_id.clone(),
         environment: state.environment().to_string(),
-        mode: query.mode.unwrap_or(Mode::Validate),
+        mode,
         profile: query.profile,
         rules_at,
         idempotency_key: crate::routes::sending::idempotency_key(headers)?,
@@ -261,6 +280,7 @@ fn answer(status: StatusCode, v: BatchView) -> Response {
         (status = 202, description = "Stored whole; it is split and processed in the background (`Location`: its progress)", body = BatchView),
         (status = 200, description = "The batch this Idempotency-Key made before", body = BatchView),
         (status = 400, description = "Empty or broken upload, bad profile or key", body = crate::problem::ProblemBody),
+        (status = 409, description = "Mode `send` without an activated connection (`no-active-connection`)", body = crate::problem::ProblemBody),
         (status = 413, description = "Over `batches.max_bytes`", body = crate::problem::ProblemBody),
         (status = 415, description = "Not a ZIP or NDJSON content type", body = crate::problem::ProblemBody)))]
 pub async fn submit_v1(
@@ -280,6 +300,7 @@ pub async fn submit_v1(
         (status = 202, description = "Stored whole; processed in the background", body = BatchView),
         (status = 200, description = "The batch this Idempotency-Key made before", body = BatchView),
         (status = 400, description = "Empty or broken upload, bad profile or key", body = crate::problem::ProblemBody),
+        (status = 409, description = "Mode `send` without an activated connection (`no-active-connection`)", body = crate::problem::ProblemBody),
         (status = 413, description = "Over `batches.max_bytes`", body = crate::problem::ProblemBody),
         (status = 415, description = "Not a ZIP or NDJSON content type", body = crate::problem::ProblemBody)))]
 pub async fn submit_api(

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::{Principal, Role};
+use crate::batches::Mode;
 use crate::problem::Problem;
 use crate::routes::created::Created;
 use crate::sftp::accounts::{self, AccountError, NewAccount};
@@ -22,6 +23,15 @@ pub struct CreateSftpAccount {
     pub role: Role,
     /// OpenSSH public keys (`ssh-ed25519 AAAA... comment`), 1 to 10; RSA at least 2048 bits.
     pub public_keys: Vec<String>,
+    /// What each delivered file becomes: a batch of this mode (as `POST /v1/batches?mode=`:
+    /// `validate`, the default; `convert`; `send`, which needs an activated connection when
+    /// the files arrive).
+    #[serde(default)]
+    pub mode: Option<Mode>,
+    /// The profile (`id` or `id@version`) of those batches; detected per document when
+    /// absent.
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// An SFTP account and how to reach it.
@@ -32,6 +42,9 @@ pub struct SftpAccountView {
     pub username: String,
     pub name: String,
     pub role: String,
+    /// What each delivered file becomes: a batch of this mode.
+    pub mode: String,
+    pub profile: Option<String>,
     /// `SHA256:...` of each public key, as `ssh-keygen -l` prints them.
     pub key_fingerprints: Vec<String>,
     /// Where the SFTP server listens (`host:port`) and its host key's fingerprint, when it
@@ -64,6 +77,8 @@ fn view(state: &AppState, r: SftpAccountRecord) -> SftpAccountView {
         id: r.id,
         name: r.name,
         role: r.role,
+        mode: r.mode,
+        profile: r.profile,
         created_at: r.created_at,
         revoked_at: r.revoked_at,
     }
@@ -80,16 +95,25 @@ fn account_problem(e: AccountError) -> Problem {
 #[utoipa::path(post, path = "/v1/sftp/accounts", tag = "batches", operation_id = "create_sftp_account",
     request_body = CreateSftpAccount,
     responses((status = 201, description = "The account: sign in as `username` with one of the keys", body = SftpAccountView),
-              (status = 422, description = "Bad name, role or public key", body = crate::problem::ProblemBody)))]
+              (status = 400, description = "Unknown profile", body = crate::problem::ProblemBody),
+              (status = 422, description = "Bad name, role, mode or public key", body = crate::problem::ProblemBody)))]
 pub async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Json(body): Json<CreateSftpAccount>,
 ) -> Result<Created<SftpAccountView>, Problem> {
+    if let Some(p) = &body.profile {
+        let catalog = state.registry.current();
+        if let Err(e) = catalog.resolve(p, invex_engine::registry::today()) {
+            return Err(crate::validation::profile_problem(&catalog, p, &e));
+        }
+    }
     let new = NewAccount {
         name: body.name,
         role: body.role,
         public_keys: body.public_keys,
+        mode: body.mode.unwrap_or(Mode::Validate),
+        profile: body.profile,
     };
     let record = accounts::create(&state.store, &principal.tenant_id, new)
         .await

@@ -327,30 +327,71 @@ fn offset(secs: i64) -> String {
 
 /// Run a send request under its idempotency key and answer it (or replay the first
 /// answer for that key).
-pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequest) -> Response {
+pub async fn send(state: &AppState, principal: &Principal, request: SendRequest) -> Response {
+    match answer(state, principal, request).await {
+        Ok(answered) => answered.into_response(),
+        Err(problem) => problem.into_response(),
+    }
+}
+
+/// The answer stored under a send's idempotency key: the first run's, or its replay.
+#[derive(Debug)]
+pub struct Answered {
+    pub status: StatusCode,
+    pub content_type: String,
+    pub body: String,
+    /// Answered before: this is the stored answer again.
+    pub replayed: bool,
+}
+
+impl IntoResponse for Answered {
+    fn into_response(self) -> Response {
+        let location = location(self.status, &self.body);
+        let mut response = (
+            self.status,
+            [(header::CONTENT_TYPE, self.content_type)],
+            self.body,
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if self.replayed {
+            headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
+        }
+        if let Some(location) = location {
+            headers.insert(header::LOCATION, location);
+        }
+        response
+    }
+}
+
+/// [`send`] without HTTP: the stored answer, or the problem of a request that stored
+/// nothing (the key is free again for a corrected retry).
+pub async fn answer(
+    state: &AppState,
+    principal: &Principal,
+    mut request: SendRequest,
+) -> Result<Answered, Problem> {
     let Some(key) = request
         .idempotency_key
         .clone()
         .filter(|k| !k.trim().is_empty())
     else {
-        return Problem::new(
+        return Err(Problem::new(
             StatusCode::BAD_REQUEST,
             "idempotency-key-missing",
             "Idempotency-Key required",
             "a send request must carry an Idempotency-Key header (any unique string up to 255 \
              characters, e.g. a UUID); a retry with the same key never sends twice",
-        )
-        .into_response();
+        ));
     };
     if key.len() > MAX_KEY_LEN {
-        return Problem::invalid_field(
+        return Err(Problem::invalid_field(
             "Idempotency-Key",
             format!(
                 "the key is {} characters long; at most {MAX_KEY_LEN}",
                 key.len()
             ),
-        )
-        .into_response();
+        ));
     }
     // A JSON invoice is sent as the UBL it stands for: everything from here on (the
     // idempotency fingerprint, validation, the stored payload) sees that UBL, which the
@@ -368,17 +409,10 @@ pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequ
                 validation::to_xml(&bytes, validation::Declared::Json)
                     .map(|x| Bytes::from(x.into_owned()))
             })
-            .await;
-        match written {
-            Ok(Ok(xml)) => request.bytes = xml,
-            Ok(Err(problem)) => return problem.into_response(),
-            Err(busy) => return Problem::from(busy).into_response(),
-        }
+            .await??;
+        request.bytes = written;
     }
-    let document_sha = match digest(state, &request.bytes).await {
-        Ok(sha) => sha,
-        Err(busy) => return Problem::from(busy).into_response(),
-    };
+    let document_sha = digest(state, &request.bytes).await?;
     let fingerprint = request_hash(&request, &document_sha);
     let token = crate::ids::new_id("claim");
     let claim = state
@@ -392,38 +426,38 @@ pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequ
             &offset(IDEMPOTENCY_KEY_HOURS * 3600),
             &offset(-(state.config.sending.abandoned_after_secs as i64)),
         )
-        .await;
+        .await?;
     match claim {
-        Err(e) => Problem::from(e).into_response(),
-        Ok(IdempotencyClaim::Mismatch) => Problem::new(
+        IdempotencyClaim::Mismatch => Err(Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "idempotency-key-reused",
             "Idempotency-Key reused with a different request",
             "this Idempotency-Key was already used for a different document or parameters; use a \
              new key for a new request",
-        )
-        .into_response(),
-        Ok(IdempotencyClaim::Running) => in_progress(),
-        Ok(IdempotencyClaim::Completed {
+        )),
+        IdempotencyClaim::Running => Err(in_progress()),
+        IdempotencyClaim::Completed {
             status,
             content_type,
             body,
-        }) => replay(status, content_type, body),
-        Ok(IdempotencyClaim::New { token }) => {
+        } => Ok(Answered {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            content_type,
+            body,
+            replayed: true,
+        }),
+        IdempotencyClaim::New { token } => {
             let claim = Claim {
                 key: &key,
                 token: &token,
             };
             match run(state, principal, request, document_sha, &claim).await {
-                Ok((status, content_type, body)) => {
-                    let location = location(status, &body);
-                    let mut response =
-                        (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
-                    if let Some(location) = location {
-                        response.headers_mut().insert(header::LOCATION, location);
-                    }
-                    response
-                }
+                Ok((status, content_type, body)) => Ok(Answered {
+                    status,
+                    content_type,
+                    body,
+                    replayed: false,
+                }),
                 Err(problem) => {
                     // Nothing was stored: give the key up so a corrected retry can run.
                     if let Err(e) = state
@@ -433,7 +467,7 @@ pub async fn send(state: &AppState, principal: &Principal, mut request: SendRequ
                     {
                         tracing::error!(error = %e, "an idempotency key could not be released");
                     }
-                    problem.into_response()
+                    Err(problem)
                 }
             }
         }
@@ -456,25 +490,21 @@ async fn digest(state: &AppState, bytes: &Bytes) -> Result<String, crate::admiss
         .await
 }
 
-fn in_progress() -> Response {
+/// Sending, of one invoice or of a batch, needs an activated connection.
+pub fn no_active_connection() -> Problem {
+    Problem::conflict(
+        "no-active-connection",
+        "sending needs an activated connection to a delivery partner: create one with \
+         POST /v1/connections and activate it with POST /v1/connections/{id}/activate",
+    )
+}
+
+fn in_progress() -> Problem {
     Problem::conflict(
         "idempotency-request-in-progress",
         "a request with this Idempotency-Key is still being processed; retry shortly to get its answer",
     )
     .header(header::RETRY_AFTER, "1")
-    .into_response()
-}
-
-fn replay(status: u16, content_type: String, body: String) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    let location = location(status, &body);
-    let mut response = (status, [(header::CONTENT_TYPE, content_type)], body).into_response();
-    let headers = response.headers_mut();
-    headers.insert("idempotent-replayed", HeaderValue::from_static("true"));
-    if let Some(location) = location {
-        headers.insert(header::LOCATION, location);
-    }
-    response
 }
 
 /// `Location` of an accepted send: the queued invoice (`links.self`, in the caller's route
@@ -650,11 +680,7 @@ async fn run(
         }
     }
     let Some(connection) = state.store.active_connection(&principal.tenant_id).await? else {
-        return Err(Problem::conflict(
-            "no-active-connection",
-            "sending needs an activated connection to a delivery partner: create one with \
-             POST /v1/connections and activate it with POST /v1/connections/{id}/activate",
-        ));
+        return Err(no_active_connection());
     };
     if let Some(previous) = &request.resubmission_of {
         if state

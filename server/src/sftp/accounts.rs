@@ -33,6 +33,10 @@ pub struct NewAccount {
     pub role: Role,
     /// OpenSSH public key lines (`ssh-ed25519 AAAA... comment`).
     pub public_keys: Vec<String>,
+    /// What its deliveries become (see [`crate::batches::Mode`]).
+    pub mode: crate::batches::Mode,
+    /// Their profile (checked by the caller); detected per document when absent.
+    pub profile: Option<String>,
 }
 
 /// Parse one OpenSSH public key line, refusing what is too weak to sign in with.
@@ -115,6 +119,8 @@ pub async fn create(
         public_keys: lines.join("\n"),
         created_at: crate::clock::now(),
         revoked_at: None,
+        mode: new.mode.as_str().to_string(),
+        profile: new.profile,
     };
     store.insert_sftp_account(&record).await?;
     Ok(record)

@@ -64,8 +64,8 @@ pub async fn deliver(
     let new = NewBatch {
         tenant_id: account.tenant_id.clone(),
         environment: environment.to_string(),
-        mode: Mode::Validate,
-        profile: None,
+        mode: Mode::parse(&account.mode).unwrap_or(Mode::Validate),
+        profile: account.profile.clone(),
         rules_at: invex_engine::registry::today(),
         idempotency_key: Some(format!("sftp:{}:{sha256}", account.id)),
         input_name: Some(name.to_string()),

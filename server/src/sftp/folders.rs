@@ -5,9 +5,12 @@
 //!
 //! Names: a file delivered under a name it had before keeps that name for its newest
 //! delivery; the older ones get `.1`, `.2`, ... in the order they came. Results are named
-//! after the file: `NAME.report.json` (valid), `NAME.errors.json` (invalid, or not readable,
-//! with the findings and their remediation), `NAME.results.ndjson` (a ZIP or a feed: one line
-//! per document, as `GET /v1/batches/{id}/results`).
+//! after the file: `NAME.report.json` (valid, ready, queued), `NAME.errors.json` (invalid,
+//! held, refused, or not readable, with the findings and their remediation) and `NAME.ID.xml`
+//! for each UBL the file made (a conversion's, or the invoice's a send made) for a single
+//! document; `NAME.results.ndjson` (one line per document, as `GET
+//! /v1/batches/{id}/results`) and `NAME.results.zip` (as that route's ZIP, the UBL
+//! included) for a ZIP or a feed.
 
 use std::collections::HashMap;
 use std::io::{Seek, Write};
@@ -15,8 +18,8 @@ use std::io::{Seek, Write};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use crate::batches::BatchDocument;
-use crate::store::{SftpFileRow, Store, StoreError};
+use crate::batches::{results, BatchDocument};
+use crate::store::{SftpAccountRecord, SftpFileRow, Store, StoreError};
 
 /// A file in `outbox/` or `archive/`.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +39,8 @@ pub enum Content {
     Bytes(Vec<u8>),
     /// Every document's result of a batch, one line each.
     Results { batch_id: String },
+    /// The batch's results archive (as `GET /v1/batches/{id}/results` in ZIP).
+    ResultsZip { tenant_id: String, batch_id: String },
     /// The delivered file itself, from the batch's kept pieces.
     Input { batch_id: String },
 }
@@ -73,7 +78,7 @@ pub async fn archive(
     account_id: &str,
     limit: i64,
 ) -> Result<Vec<Entry>, StoreError> {
-    let rows = store.sftp_files(account_id, limit).await?;
+    let rows = store.sftp_files(account_id, limit, false).await?;
     Ok(named(rows)
         .into_iter()
         .map(|(name, r)| Entry {
@@ -88,8 +93,12 @@ pub async fn archive(
 }
 
 /// `outbox/`: the outcome of every delivered file that has one.
-pub async fn outbox(store: &Store, account_id: &str, limit: i64) -> Result<Vec<Entry>, StoreError> {
-    let rows = store.sftp_files(account_id, limit).await?;
+pub async fn outbox(
+    store: &Store,
+    account: &SftpAccountRecord,
+    limit: i64,
+) -> Result<Vec<Entry>, StoreError> {
+    let rows = store.sftp_files(&account.id, limit, true).await?;
     let mut out = Vec::new();
     for (name, r) in named(rows) {
         let at = mtime(&r.received_at);
@@ -103,31 +112,42 @@ pub async fn outbox(store: &Store, account_id: &str, limit: i64) -> Result<Vec<E
                 });
                 out.push(bytes_entry(format!("{name}.errors.json"), at, &body));
             }
-            "completed" if r.input_kind.as_deref() == Some("document") => {
-                let Some(doc) = store
-                    .batch_documents(&r.batch_id, 0, 1, None, true)
-                    .await?
-                    .into_iter()
-                    .next()
-                else {
+            // A batch refused (mode `send`) has every document's outcome, as a completed one.
+            "completed" | "refused" if r.input_kind.as_deref() == Some("document") => {
+                let Some(doc) = r.document else {
                     continue;
                 };
-                let suffix = if doc.outcome.as_deref() == Some("valid") {
-                    "report"
-                } else {
-                    "errors"
-                };
+                let suffix = results::suffix(doc.outcome.as_deref().unwrap_or(""));
                 let body = BatchDocument::from(doc);
+                for (id, xml) in results::ubl_of(store, &account.tenant_id, &body).await? {
+                    out.push(Entry {
+                        name: format!("{name}.{id}.xml"),
+                        size: xml.len() as u64,
+                        mtime: at,
+                        content: Content::Bytes(xml.into_bytes()),
+                    });
+                }
                 out.push(bytes_entry(format!("{name}.{suffix}.json"), at, &body));
             }
-            "completed" => out.push(Entry {
-                name: format!("{name}.results.ndjson"),
-                size: 0,
-                mtime: at,
-                content: Content::Results {
-                    batch_id: r.batch_id,
-                },
-            }),
+            "completed" | "refused" => {
+                out.push(Entry {
+                    name: format!("{name}.results.ndjson"),
+                    size: 0,
+                    mtime: at,
+                    content: Content::Results {
+                        batch_id: r.batch_id.clone(),
+                    },
+                });
+                out.push(Entry {
+                    name: format!("{name}.results.zip"),
+                    size: 0,
+                    mtime: at,
+                    content: Content::ResultsZip {
+                        tenant_id: account.tenant_id.clone(),
+                        batch_id: r.batch_id,
+                    },
+                });
+            }
             // Still being processed: nothing to show yet.
             _ => {}
         }
@@ -167,6 +187,28 @@ pub async fn spool(store: &Store, content: &Content) -> Result<std::fs::File, Sp
                 }
                 after = last;
             }
+        }
+        Content::ResultsZip {
+            tenant_id,
+            batch_id,
+        } => {
+            let summary = match store.batch(tenant_id, batch_id).await? {
+                Some(b) => serde_json::json!({
+                    "id": b.id,
+                    "status": b.status,
+                    "mode": b.mode,
+                    "documents": b.documents,
+                    "counts": store.batch_outcomes(batch_id).await?.into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+                    "error": b.error,
+                }),
+                None => serde_json::Value::Null,
+            };
+            return results::archive(store, tenant_id, batch_id, summary)
+                .await
+                .map_err(|e| match e {
+                    results::ResultsError::Store(e) => SpoolError::Store(e),
+                    results::ResultsError::Write(w) => SpoolError::Io(std::io::Error::other(w)),
+                });
         }
         Content::Input { batch_id } => {
             let mut from = 0;
@@ -213,6 +255,7 @@ mod tests {
             status: "completed".into(),
             input_kind: Some("document".into()),
             error: None,
+            document: None,
         }
     }
 

@@ -203,7 +203,7 @@ impl SftpSession {
         let store = &self.state.store;
         let listed = match folder {
             Folder::Inbox => return Ok(Vec::new()),
-            Folder::Outbox => folders::outbox(store, &self.account.id, limit).await,
+            Folder::Outbox => folders::outbox(store, &self.account, limit).await,
             Folder::Archive => folders::archive(store, &self.account.id, limit).await,
         };
         listed.map_err(|e| {

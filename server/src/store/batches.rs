@@ -89,6 +89,36 @@ pub struct ClaimedDocument {
     pub mode: String,
     pub profile: Option<String>,
     pub rules_at: String,
+    /// The batch is `checking` (mode `send`): the document's identifiers are to be checked,
+    /// not the document processed.
+    pub checking: bool,
+}
+
+/// A document's identifiers checked (a batch in mode `send`, before anything is sent).
+#[derive(Clone, Debug)]
+pub struct DocumentCheck {
+    pub batch_id: String,
+    pub seq: i64,
+    /// The identifiers that failed, as a JSON array (`[]`: none).
+    pub faults: String,
+}
+
+/// A document whose identifiers failed their checks.
+#[derive(Clone, Debug)]
+pub struct CheckFailure {
+    pub seq: i64,
+    pub name: String,
+    /// The failed identifiers (JSON array).
+    pub identifiers: serde_json::Value,
+}
+
+/// How a batch's check ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// Every identifier passed: the batch is `processing` (its documents are sent).
+    Passed(String),
+    /// Some failed: the batch is `refused`, nothing of it is sent.
+    Refused(String),
 }
 
 /// A processed document's outcome.
@@ -375,16 +405,19 @@ impl Store {
 
     /// The split is done: `documents` documents are ready for the workers; the upload's
     /// pieces go. Only the worker holding the split's claim can do this, once.
+    /// `status` is `processing`, or `checking` for a batch whose identifiers are checked
+    /// before it is processed.
     pub async fn start_batch(
         &self,
         batch_id: &str,
         worker: &str,
         documents: i64,
         now: &str,
+        status: &str,
     ) -> Result<bool, StoreError> {
         let mut tx = self.pool().begin().await?;
         let started = sqlx::query(
-            "UPDATE batches SET status = 'processing', documents = $3, started_at = $4, \
+            "UPDATE batches SET status = $5, documents = $3, started_at = $4, \
              claimed_by = NULL, claimed_until = NULL \
              WHERE id = $1 AND claimed_by = $2 AND status = 'received'",
         )
@@ -392,6 +425,7 @@ impl Store {
         .bind(worker)
         .bind(documents)
         .bind(now)
+        .bind(status)
         .execute(&mut *tx)
         .await?;
         if started.rows_affected() != 1 {
@@ -449,7 +483,8 @@ impl Store {
         Ok(true)
     }
 
-    /// Claim up to `limit` pending documents of processing batches until `lease_until`.
+    /// Claim up to `limit` pending documents until `lease_until`: of processing batches,
+    /// documents without an outcome; of checking batches, documents not yet checked.
     pub async fn claim_batch_documents(
         &self,
         worker: &str,
@@ -466,11 +501,12 @@ impl Store {
              WHERE (batch_id, seq) IN ( \
                  SELECT d.batch_id, d.seq FROM batch_documents d \
                  JOIN batches b ON b.id = d.batch_id \
-                 WHERE b.status = 'processing' AND d.outcome IS NULL \
+                 WHERE ((b.status = 'processing' AND d.outcome IS NULL) \
+                     OR (b.status = 'checking' AND d.checked IS NULL)) \
                  AND (d.claimed_until IS NULL OR d.claimed_until < $3) \
                  ORDER BY d.batch_id, d.seq LIMIT $4) \
              AND outcome IS NULL AND (claimed_until IS NULL OR claimed_until < $3) \
-             RETURNING batch_id, seq, name, content",
+             RETURNING batch_id, seq, name, content, checked",
         )
         .bind(worker)
         .bind(lease_until)
@@ -492,6 +528,12 @@ impl Store {
             let Some(b) = batches.iter().find(|b| b.id == batch_id) else {
                 continue;
             };
+            let checking = b.status == "checking";
+            // Checked by another worker between the choice and the claim: nothing to do
+            // (the claim runs out; the batch moves on without it).
+            if checking && opt_text(row, "checked")?.is_some() {
+                continue;
+            }
             out.push(ClaimedDocument {
                 batch_id: batch_id.clone(),
                 seq: row.try_get("seq")?,
@@ -502,10 +544,135 @@ impl Store {
                 mode: b.mode.clone(),
                 profile: b.profile.clone(),
                 rules_at: b.rules_at.clone(),
+                checking,
             });
         }
         tx.commit().await?;
         Ok(out)
+    }
+
+    /// Write the identifier checks of documents this worker holds, in one transaction: each
+    /// once, counted in `done`; a batch whose every document is now checked goes on to
+    /// `processing` (`done` back to 0, for the sending) when none failed, else is `refused`
+    /// as a whole: documents that failed get outcome `refused` (their identifiers as the
+    /// result), the others `withheld`, with the events `refused` makes of the failures.
+    pub async fn record_batch_checks(
+        &self,
+        worker: &str,
+        checks: &[DocumentCheck],
+        now: &str,
+        refused: impl Fn(&BatchRecord, &[CheckFailure], &[(String, i64)]) -> Vec<Notice>,
+    ) -> Result<Vec<Checked>, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let mut counted: Vec<(String, i64)> = Vec::new();
+        for c in checks {
+            let written = sqlx::query(
+                "UPDATE batch_documents SET checked = $4, claimed_until = NULL \
+                 WHERE batch_id = $1 AND seq = $2 AND claimed_by = $3 AND checked IS NULL",
+            )
+            .bind(&c.batch_id)
+            .bind(c.seq)
+            .bind(worker)
+            .bind(&c.faults)
+            .execute(&mut *tx)
+            .await?;
+            if written.rows_affected() != 1 {
+                continue;
+            }
+            match counted.iter_mut().find(|(b, _)| *b == c.batch_id) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((c.batch_id.clone(), 1)),
+            }
+        }
+        let mut ended = Vec::new();
+        for (batch_id, n) in counted {
+            sqlx::query("UPDATE batches SET done = done + $2 WHERE id = $1")
+                .bind(&batch_id)
+                .bind(n)
+                .execute(&mut *tx)
+                .await?;
+            let failures: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM batch_documents WHERE batch_id = $1 AND checked <> '[]'",
+            )
+            .bind(&batch_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            // Of the workers recording the last checks, one sees them all (the update of
+            // `done` above waits for the other's transaction).
+            let row = if failures == 0 {
+                sqlx::query(&format!(
+                    "UPDATE batches SET status = 'processing', done = 0, started_at = $2 \
+                     WHERE id = $1 AND status = 'checking' AND done >= documents \
+                     RETURNING {BATCH}"
+                ))
+                .bind(&batch_id)
+                .bind(now)
+                .fetch_optional(&mut *tx)
+                .await?
+            } else {
+                sqlx::query(&format!(
+                    "UPDATE batches SET status = 'refused', finished_at = $2, error = $3 \
+                     WHERE id = $1 AND status = 'checking' AND done >= documents \
+                     RETURNING {BATCH}"
+                ))
+                .bind(&batch_id)
+                .bind(now)
+                .bind(format!(
+                    "{failures} document(s) have identifiers that fail their checks: nothing of \
+                     the batch was sent; correct them and submit the batch again"
+                ))
+                .fetch_optional(&mut *tx)
+                .await?
+            };
+            let Some(row) = row else { continue };
+            let batch = BatchRecord::from_row(&row)?;
+            if failures == 0 {
+                ended.push(Checked::Passed(batch.id));
+                continue;
+            }
+            sqlx::query(
+                "UPDATE batch_documents SET \
+                 outcome = CASE WHEN checked = '[]' THEN 'withheld' ELSE 'refused' END, \
+                 result = CASE WHEN checked = '[]' \
+                     THEN '{\"detail\":\"not sent: identifiers of other documents of the batch \
+                          fail their checks, and a batch is sent whole or not at all\"}' \
+                     ELSE '{\"identifiers\":' || checked || '}' END, \
+                 finished_at = $2, content = NULL, claimed_until = NULL \
+                 WHERE batch_id = $1",
+            )
+            .bind(&batch.id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let rows = sqlx::query(
+                "SELECT seq, name, checked FROM batch_documents \
+                 WHERE batch_id = $1 AND checked <> '[]' ORDER BY seq",
+            )
+            .bind(&batch.id)
+            .fetch_all(&mut *tx)
+            .await?;
+            let list = rows
+                .iter()
+                .map(|r| {
+                    Ok(CheckFailure {
+                        seq: r.try_get("seq")?,
+                        name: text(r, "name")?,
+                        identifiers: serde_json::from_str(&text(r, "checked")?).unwrap_or_default(),
+                    })
+                })
+                .collect::<Result<Vec<_>, sqlx::Error>>()?;
+            let counts = outcomes(&mut tx, &batch.id).await?;
+            queue(
+                &mut tx,
+                &batch.tenant_id,
+                &batch.id,
+                &refused(&batch, &list, &counts),
+            )
+            .await?;
+            ended.push(Checked::Refused(batch.id));
+        }
+        tx.commit().await?;
+        Ok(ended)
     }
 
     /// Write the results of documents this worker holds, in one transaction: each result

@@ -22,7 +22,8 @@ use tokio::sync::mpsc;
 
 pub use backlog::Backlog;
 pub use batches::{
-    BatchInserted, BatchRecord, ClaimedDocument, DocumentResult, DocumentRow, NewBatchDocument,
+    BatchInserted, BatchRecord, CheckFailure, Checked, ClaimedDocument, DocumentCheck,
+    DocumentResult, DocumentRow, NewBatchDocument,
 };
 pub use conversions::{ConversionRecord, InputRecord};
 pub use keys::{KeyRecord, RevokeOutcome};

@@ -16,9 +16,14 @@ pub struct SftpAccountRecord {
     pub public_keys: String,
     pub created_at: String,
     pub revoked_at: Option<String>,
+    /// What its deliveries become: batches of this mode (`validate`, `convert`, `send`).
+    pub mode: String,
+    /// The profile of those batches; detected per document when absent.
+    pub profile: Option<String>,
 }
 
-const ACCOUNT: &str = "id, tenant_id, name, role, public_keys, created_at, revoked_at";
+const ACCOUNT: &str =
+    "id, tenant_id, name, role, public_keys, created_at, revoked_at, mode, profile";
 
 impl SftpAccountRecord {
     fn from_row(row: &sqlx::any::AnyRow) -> Result<SftpAccountRecord, sqlx::Error> {
@@ -30,6 +35,8 @@ impl SftpAccountRecord {
             public_keys: text(row, "public_keys")?,
             created_at: text(row, "created_at")?,
             revoked_at: opt_text(row, "revoked_at")?,
+            mode: text(row, "mode")?,
+            profile: opt_text(row, "profile")?,
         })
     }
 }
@@ -46,12 +53,15 @@ pub struct SftpFileRow {
     pub status: String,
     pub input_kind: Option<String>,
     pub error: Option<String>,
+    /// The one document of a single-document file, once it has its outcome (asked for with
+    /// `with_outcomes`).
+    pub document: Option<super::DocumentRow>,
 }
 
 impl Store {
     pub async fn insert_sftp_account(&self, a: &SftpAccountRecord) -> Result<(), StoreError> {
         sqlx::query(&format!(
-            "INSERT INTO sftp_accounts ({ACCOUNT}) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+            "INSERT INTO sftp_accounts ({ACCOUNT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         ))
         .bind(&a.id)
         .bind(&a.tenant_id)
@@ -60,6 +70,8 @@ impl Store {
         .bind(&a.public_keys)
         .bind(&a.created_at)
         .bind(a.revoked_at.as_deref())
+        .bind(&a.mode)
+        .bind(a.profile.as_deref())
         .execute(self.pool())
         .await?;
         Ok(())
@@ -138,24 +150,45 @@ impl Store {
         Ok(())
     }
 
-    /// The newest `limit` files of an account, oldest first, with their batches' states.
+    /// The newest `limit` files of an account, oldest first, with their batches' states and,
+    /// `with_outcomes`, a single document's outcome and result: one query for a folder.
     pub async fn sftp_files(
         &self,
         account_id: &str,
         limit: i64,
+        with_outcomes: bool,
     ) -> Result<Vec<SftpFileRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT f.name, f.sha256, f.size_bytes, f.batch_id, f.received_at, b.status, \
-             b.input_kind, b.error FROM sftp_files f JOIN batches b ON b.id = f.batch_id \
+             b.input_kind, b.error, d.seq AS d_seq, d.name AS d_name, \
+             d.size_bytes AS d_size_bytes, d.sha256 AS d_sha256, d.attempts AS d_attempts, \
+             d.outcome AS d_outcome, d.result AS d_result, d.finished_at AS d_finished_at \
+             FROM sftp_files f JOIN batches b ON b.id = f.batch_id \
+             LEFT JOIN batch_documents d ON $3 = 1 AND d.batch_id = f.batch_id AND d.seq = 1 \
+                 AND b.input_kind = 'document' AND d.outcome IS NOT NULL \
              WHERE f.account_id = $1 ORDER BY f.received_at DESC, f.sha256 LIMIT $2",
         )
         .bind(account_id)
         .bind(limit)
+        .bind(i64::from(with_outcomes))
         .fetch_all(self.pool())
         .await?;
         let mut files = rows
             .iter()
             .map(|r| {
+                let document = match r.try_get::<Option<i64>, _>("d_seq")? {
+                    Some(seq) => Some(super::DocumentRow {
+                        seq,
+                        name: text(r, "d_name")?,
+                        size_bytes: r.try_get("d_size_bytes")?,
+                        sha256: text(r, "d_sha256")?,
+                        attempts: r.try_get("d_attempts")?,
+                        outcome: opt_text(r, "d_outcome")?,
+                        result: opt_text(r, "d_result")?,
+                        finished_at: opt_text(r, "d_finished_at")?,
+                    }),
+                    None => None,
+                };
                 Ok(SftpFileRow {
                     name: text(r, "name")?,
                     sha256: text(r, "sha256")?,
@@ -165,6 +198,7 @@ impl Store {
                     status: text(r, "status")?,
                     input_kind: opt_text(r, "input_kind")?,
                     error: opt_text(r, "error")?,
+                    document,
                 })
             })
             .collect::<Result<Vec<_>, sqlx::Error>>()?;

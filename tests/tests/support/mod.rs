@@ -202,7 +202,7 @@ impl TestServer {
                 )
                 .value()
                 .await;
-            if b["status"] == "completed" || b["status"] == "failed" {
+            if ["completed", "failed", "refused"].contains(&b["status"].as_str().unwrap_or("")) {
                 return b;
             }
             assert!(

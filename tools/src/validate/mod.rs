@@ -109,6 +109,21 @@ pub struct ValidateOptions {
     pub fail_on: FailOn,
     /// Colour the text format.
     pub color: bool,
+    /// Turns a document that is not XML (its first byte `{`: a JSON invoice) into the XML
+    /// to validate. The binary gives the server's writer; without one, every document is
+    /// validated as it is.
+    pub prepare: Option<Prepare>,
+}
+
+/// See [`ValidateOptions::prepare`].
+pub type Prepare = fn(&[u8]) -> Result<Vec<u8>, String>;
+
+/// Whether `bytes` start, after white space, with `{`: not XML, a JSON document.
+fn looks_like_json(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'{')
 }
 
 impl ValidateOptions {
@@ -123,6 +138,7 @@ impl ValidateOptions {
             glob: DEFAULT_GLOB.to_string(),
             fail_on: FailOn::Fatal,
             color: false,
+            prepare: None,
         }
     }
 }
@@ -368,7 +384,12 @@ where
         let results: Vec<DetectedResult> = chunk
             .par_iter()
             .map(|input| {
-                let r = input.bytes().and_then(|bytes| validate(&bytes));
+                let r = input.bytes().and_then(|bytes| match opts.prepare {
+                    Some(prepare) if looks_like_json(&bytes) => {
+                        prepare(&bytes).and_then(|xml| validate(&xml))
+                    }
+                    _ => validate(&bytes),
+                });
                 if let Some(bar) = &bar {
                     bar.inc(1);
                 }
