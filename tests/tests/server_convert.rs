@@ -631,3 +631,82 @@ async fn an_edited_copy_of_a_held_conversion_is_held_until_approved() {
     );
     assert_eq!(second["warnings"][0]["invoices"], json!([first["id"]]));
 }
+
+/// An ISDOC export (detected by its content, whatever its name) converts with every value
+/// read as written, the derived Peppol addresses marked so, and what UBL cannot carry
+/// named in the conversion's notes; a clean one is ready to send.
+#[tokio::test]
+async fn an_isdoc_export_converts_exactly_and_is_ready() {
+    let s = TestServer::start().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../server/tests/data/isdoc");
+    let isdoc = std::fs::read_to_string(dir.join("test001.isdoc"))
+        .unwrap()
+        .replace(
+            "<IdentificationCode>CZ</IdentificationCode>",
+            "<IdentificationCode>SK</IdentificationCode>",
+        )
+        .replace(
+            "<CompanyID>CZ12345678</CompanyID>",
+            "<CompanyID>SK2022749619</CompanyID>",
+        )
+        .replace(
+            "<CompanyID>CZ11122233</CompanyID>",
+            "<CompanyID>SK2020317068</CompanyID>",
+        )
+        // Slovak IČOs and an IBAN that pass their checks (the sample's are Czech dummies).
+        .replace("<ID>12345678</ID>", "<ID>31322832</ID>")
+        .replace("<ID>11122233</ID>", "<ID>36421928</ID>")
+        .replace("<IBAN></IBAN>", "<IBAN>SK3112000000198742637541</IBAN>")
+        .replace(
+            "<DeliveryNoteReferences>",
+            "<OrderReferences><OrderReference id=\"o\"><ExternalOrderID>PO-1</ExternalOrderID>\
+             </OrderReference></OrderReferences><DeliveryNoteReferences>",
+        );
+    let result = converted(&s, upload("FV-1.xml", isdoc.into_bytes())).await;
+    let c = &result["conversions"][0];
+    assert_eq!(c["input_format"], "isdoc", "{c}");
+    assert_eq!(c["status"], "ready", "{}", c["reasons"]);
+    assert_eq!(c["document_id"], "FV-1/2021");
+    let number = field(c, "number");
+    assert_eq!(number["source"]["kind"], "structured");
+    assert!(number["confidence"].as_f64().unwrap() >= 0.98);
+    let endpoint = field(c, "seller.endpoint");
+    assert_eq!(endpoint["value"], "0245:2022749619");
+    assert_eq!(endpoint["source"]["kind"], "computed");
+    let notes: Vec<&str> = c["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("derived from its DIČ")),
+        "{notes:?}"
+    );
+    let xml = c["xml"].as_str().unwrap();
+    assert!(
+        xml.contains("<cbc:PayableAmount currencyID=\"CZK\">6655</cbc:PayableAmount>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<cbc:PaymentID>10111</cbc:PaymentID>"),
+        "{xml}"
+    );
+
+    // An ISDOC document type that has no EN 16931 counterpart is refused, saying why.
+    let simplified = std::fs::read_to_string(dir.join("test001.isdoc"))
+        .unwrap()
+        .replace(
+            "<DocumentType>1</DocumentType>",
+            "<DocumentType>7</DocumentType>",
+        );
+    let r = convert(&s, BOOTSTRAP, upload("x.isdoc", simplified.into_bytes())).await;
+    let p = support::problem(r, 415).await;
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("simplified tax document"),
+        "{p}"
+    );
+}

@@ -144,6 +144,9 @@ pub fn extract(
     if head.starts_with(b"%PDF-") {
         return from_pdf(bytes, limits);
     }
+    if head.starts_with(b"<") && super::isdoc::looks_like_isdoc(head) {
+        return from_isdoc(bytes);
+    }
     if head.starts_with(b"<") {
         return Err(ExtractError::Unsupported(
             "this is XML, not a PDF, spreadsheet or CSV: an invoice XML needs no conversion \
@@ -180,6 +183,7 @@ pub fn extract(
                 issues,
                 cross_checks: Vec::new(),
                 embedded_xml: None,
+                notes: Vec::new(),
             }
         })
         .collect();
@@ -203,6 +207,32 @@ fn from_json(bytes: &[u8]) -> Result<Extracted, ExtractError> {
             issues: Vec::new(),
             cross_checks: Vec::new(),
             embedded_xml: Some(crate::invoice::write(&view)),
+            notes: Vec::new(),
+        }],
+    })
+}
+
+/// An ISDOC file states its business terms exactly: its UBL is written from them (the
+/// document, as a JSON invoice's is), and the review draft mirrors them as read, with the
+/// values derived by a rule (the Peppol address from a Slovak DIČ) marked so.
+fn from_isdoc(bytes: &[u8]) -> Result<Extracted, ExtractError> {
+    let read = super::isdoc::read(bytes).map_err(|e| ExtractError::Unsupported(e.to_string()))?;
+    let mut draft = super::structured::draft_of(&read.view, "isdoc");
+    for (party, role) in [(&mut draft.seller, "seller"), (&mut draft.buyer, "buyer")] {
+        super::structured::derived(
+            &mut party.endpoint,
+            0.8,
+            &format!("{role}.dic (Slovak parties register under scheme 0245)"),
+        );
+    }
+    Ok(Extracted {
+        format: "isdoc",
+        candidates: vec![Candidate {
+            draft,
+            issues: Vec::new(),
+            cross_checks: Vec::new(),
+            embedded_xml: Some(crate::invoice::write(&read.view)),
+            notes: read.notes,
         }],
     })
 }
@@ -268,6 +298,7 @@ fn from_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted, ExtractError> {
                 issues: Vec::new(),
                 cross_checks: Vec::new(),
                 embedded_xml: Some(ubl.bytes.clone()),
+                notes: Vec::new(),
             }],
         });
     }
@@ -300,6 +331,7 @@ fn from_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted, ExtractError> {
                 issues,
                 cross_checks: inv.cross_checks,
                 embedded_xml: None,
+                notes: Vec::new(),
             }
         })
         .collect();

@@ -59,6 +59,7 @@ pub fn describe(source: &Source) -> String {
         },
         Source::Pdf { page, method } => format!("page {page} ({method})"),
         Source::Embedded { name } => format!("embedded file \"{name}\""),
+        Source::Structured { format } => format!("the {format} file, as written"),
         Source::Computed { from } => format!("computed from {from}"),
         Source::Default { reason } => format!("default: {reason}"),
         Source::Review { by } => format!("corrected by {by}"),

@@ -9,10 +9,12 @@ pub mod batch;
 pub mod config;
 pub mod extract;
 pub mod gate;
+pub mod isdoc;
 pub mod model;
 pub mod pdf;
 pub mod review;
 pub mod source;
+pub mod structured;
 pub mod tabular;
 pub mod ubl;
 

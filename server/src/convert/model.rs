@@ -27,6 +27,8 @@ pub enum Source {
     Pdf { page: u32, method: String },
     /// An invoice XML embedded in the input (UBL in a PDF attachment).
     Embedded { name: String },
+    /// Read literally from a structured export (`isdoc`, `json`).
+    Structured { format: String },
     /// Derived from other values (e.g. a line amount from quantity × price).
     Computed { from: String },
     /// Not in the input; a documented default (e.g. currency EUR for Slovak parties).

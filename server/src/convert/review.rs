@@ -63,6 +63,9 @@ pub struct Candidate {
     pub cross_checks: Vec<CrossCheck>,
     /// An invoice XML found inside the input (UBL in a PDF): used as the document.
     pub embedded_xml: Option<Vec<u8>>,
+    /// What the input holds that the UBL does not carry, and values derived by a rule
+    /// (a structured export's reader says so); shown to reviewers, never a reason to hold.
+    pub notes: Vec<String>,
 }
 
 /// One correction, as kept in the review trail.
@@ -201,6 +204,7 @@ pub fn record(
             issues: candidate.issues.clone(),
             extractor_checks: candidate.cross_checks.clone(),
             embedded: candidate.embedded_xml.is_some(),
+            notes: candidate.notes.clone(),
         }),
         xml_sha256: sha256(&evaluation.xml),
         xml: String::from_utf8_lossy(&evaluation.xml).into_owned(),
@@ -231,6 +235,8 @@ pub struct StoredDraft {
     pub extractor_checks: Vec<CrossCheck>,
     #[serde(default)]
     pub embedded: bool,
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 pub fn stored_draft(record: &ConversionRecord) -> Result<StoredDraft, ReviewError> {
@@ -317,6 +323,7 @@ pub fn correct(
         issues: stored.issues.clone(),
         cross_checks: Vec::new(),
         embedded_xml: None,
+        notes: stored.notes.clone(),
     };
     let evaluation = evaluate(catalog, None, &candidate, threshold)?;
     let held = !evaluation.reasons.is_empty();
@@ -464,6 +471,11 @@ pub struct ConversionView {
     pub confidence: f64,
     /// Why the conversion is held; empty when ready.
     pub reasons: Vec<ReviewReason>,
+    /// What the input held that the UBL does not carry, and values derived by a rule (an
+    /// ISDOC file's constant symbol, a Peppol address from a DIČ); never a reason to hold
+    /// (not in lists).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<Vec<String>>,
     /// Every extracted value with its confidence and origin (not in lists).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fields: Option<Vec<FieldView>>,
@@ -503,16 +515,18 @@ impl ConversionView {
     /// `full` adds fields, cross-checks, validation, XML and changes.
     pub fn from_record(r: &ConversionRecord, full: bool) -> Result<ConversionView, ReviewError> {
         let damaged = |e: serde_json::Error| ReviewError::Damaged(e.to_string());
-        let (fields, cross_checks, validation, xml, changes) = if full {
+        let (fields, notes, cross_checks, validation, xml, changes) = if full {
+            let stored = stored_draft(r)?;
             (
-                Some(stored_draft(r)?.draft.fields()),
+                Some(stored.draft.fields()),
+                Some(stored.notes),
                 Some(serde_json::from_str(&r.cross_checks).map_err(damaged)?),
                 Some(serde_json::from_str(&r.report).map_err(damaged)?),
                 Some(r.xml.clone()),
                 Some(serde_json::from_str(&r.changes).map_err(damaged)?),
             )
         } else {
-            (None, None, None, None, None)
+            (None, None, None, None, None, None)
         };
         Ok(ConversionView {
             id: r.id.clone(),
@@ -523,6 +537,7 @@ impl ConversionView {
             document_id: r.document_id.clone(),
             confidence: (r.confidence * 1000.0).round() / 1000.0,
             reasons: serde_json::from_str(&r.reasons).map_err(damaged)?,
+            notes,
             fields,
             cross_checks,
             validation,

@@ -7,7 +7,7 @@ mod checked;
 pub mod json;
 pub mod model;
 mod read;
-mod write;
+pub mod write;
 
 pub use model::*;
 pub use read::{from_document, read, ReadError};
