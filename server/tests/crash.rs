@@ -76,26 +76,8 @@ async fn sigkill_during_sending_loses_and_duplicates_nothing() {
     let client = reqwest::Client::new();
     let mut server = serve(dir.path(), port);
     ready(&client, &base).await;
-    let c: Value = client
-        .post(format!("{base}/v1/connections"))
-        .header("X-API-Key", KEY)
-        .json(&json!({"partner": "sandbox"}))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    let id = c["id"].as_str().expect("id").to_string();
-    client
-        .post(format!("{base}/v1/connections/{id}/activate"))
-        .header("X-API-Key", KEY)
-        .send()
-        .await
-        .expect("activate");
-    let invoice =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"))
-            .expect("example");
+    sandbox_connection(&client, &base).await;
+    let invoice = example().into_bytes();
     // Send in the background and kill the server while answers are still coming.
     let mut accepted = Vec::new();
     let sends = (0..40).map(|n| {
@@ -219,29 +201,10 @@ async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
-    let template = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
-    )
-    .expect("example");
+    let template = example();
     let mut server = serve(dir.path(), port);
     ready(&client, &base).await;
-    let c: Value = client
-        .post(format!("{base}/v1/connections"))
-        .header("X-API-Key", KEY)
-        .json(&json!({"partner": "sandbox"}))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    let id = c["id"].as_str().expect("id").to_string();
-    client
-        .post(format!("{base}/v1/connections/{id}/activate"))
-        .header("X-API-Key", KEY)
-        .send()
-        .await
-        .expect("activate");
+    sandbox_connection(&client, &base).await;
 
     // key -> the invoice id its first answer named, if it got one before the kill.
     let mut answered: std::collections::BTreeMap<String, Option<String>> = Default::default();
@@ -344,6 +307,51 @@ async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key
     let _ = server.wait();
 }
 
+/// `invex serve` for the batch tests: quick polls, small claims, short leases (a killed
+/// worker's claims pass on within 2 s), a send's abandoned key taken over after 1 s.
+fn serve_batches(dir: &Path, port: u16) -> Child {
+    serve_with(
+        dir,
+        port,
+        &[
+            ("INVEX_BATCHES_POLL_MS", "20"),
+            ("INVEX_BATCHES_CLAIM", "8"),
+            ("INVEX_BATCHES_LEASE_SECS", "2"),
+            ("INVEX_SENDING_ABANDONED_AFTER_SECS", "1"),
+            ("INVEX_WEBHOOKS_WORKER", "false"),
+        ],
+    )
+}
+
+/// The example invoice's text.
+fn example() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
+    )
+    .expect("example")
+}
+
+/// A connection to the sandbox partner, created and activated: what sending needs.
+async fn sandbox_connection(client: &reqwest::Client, base: &str) {
+    let c: Value = client
+        .post(format!("{base}/v1/connections"))
+        .header("X-API-Key", KEY)
+        .json(&json!({"partner": "sandbox"}))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    let id = c["id"].as_str().expect("id").to_string();
+    client
+        .post(format!("{base}/v1/connections/{id}/activate"))
+        .header("X-API-Key", KEY)
+        .send()
+        .await
+        .expect("activate");
+}
+
 /// A ZIP of `valid` copies of the example and `invalid` ones with an unknown currency.
 fn batch_zip(template: &str, valid: usize, invalid: usize) -> Vec<u8> {
     use std::io::Write;
@@ -380,22 +388,8 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
-    let serve_batches = |dir: &Path| {
-        serve_with(
-            dir,
-            port,
-            &[
-                ("INVEX_BATCHES_POLL_MS", "20"),
-                ("INVEX_BATCHES_CLAIM", "8"),
-                ("INVEX_BATCHES_LEASE_SECS", "2"),
-                ("INVEX_WEBHOOKS_WORKER", "false"),
-            ],
-        )
-    };
-    let template = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
-    )
-    .expect("example");
+    let serve_batches = |dir: &Path| serve_batches(dir, port);
+    let template = example();
     let (valid, invalid) = (270, 30);
     let mut server = serve_batches(dir.path());
     ready(&client, &base).await;
@@ -537,42 +531,11 @@ async fn sigkill_during_a_sending_batch_sends_each_document_once() {
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
-    let serve_batches = |dir: &Path| {
-        serve_with(
-            dir,
-            port,
-            &[
-                ("INVEX_BATCHES_POLL_MS", "20"),
-                ("INVEX_BATCHES_CLAIM", "8"),
-                ("INVEX_BATCHES_LEASE_SECS", "2"),
-                ("INVEX_SENDING_ABANDONED_AFTER_SECS", "1"),
-                ("INVEX_WEBHOOKS_WORKER", "false"),
-            ],
-        )
-    };
-    let template = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
-    )
-    .expect("example");
+    let serve_batches = |dir: &Path| serve_batches(dir, port);
+    let template = example();
     let mut server = serve_batches(dir.path());
     ready(&client, &base).await;
-    let c: Value = client
-        .post(format!("{base}/v1/connections"))
-        .header("X-API-Key", KEY)
-        .json(&json!({"partner": "sandbox"}))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    let connection = c["id"].as_str().expect("id").to_string();
-    client
-        .post(format!("{base}/v1/connections/{connection}/activate"))
-        .header("X-API-Key", KEY)
-        .send()
-        .await
-        .expect("activate");
+    sandbox_connection(&client, &base).await;
     let documents = 150;
     let r = client
         .post(format!("{base}/v1/batches?mode=send"))
@@ -733,10 +696,7 @@ async fn sigkill_while_an_sftp_delivery_is_processed_loses_and_duplicates_nothin
         .await
         .expect("json");
     let user = account["username"].as_str().expect("username").to_string();
-    let template = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/invoice-sk.xml"),
-    )
-    .expect("example");
+    let template = example();
     let (valid, invalid) = (270, 30);
     std::fs::write(
         work.path().join("export.zip"),

@@ -64,6 +64,24 @@ fn uploading(id: &str, key: Option<&str>, created_at: String) -> invex_server::s
     }
 }
 
+/// The names of the documents of batch `id` with `outcome`, in upload order.
+async fn names_with(s: &TestServer, id: &str, outcome: &str) -> Vec<String> {
+    let page: Value = s
+        .v1(
+            Method::GET,
+            &format!("/v1/batches/{id}/documents?outcome={outcome}"),
+            BOOTSTRAP,
+        )
+        .value()
+        .await;
+    page["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn fast(c: &mut invex_server::config::Config) {
     c.batches.poll_ms = 20;
     c.batches.claim = 8;
@@ -138,20 +156,7 @@ async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_
         .value()
         .await;
     assert_eq!(next["documents"][0]["seq"], 11);
-    let invalid: Value = s
-        .v1(
-            Method::GET,
-            &format!("/v1/batches/{id}/documents?outcome=invalid"),
-            BOOTSTRAP,
-        )
-        .value()
-        .await;
-    let names: Vec<&str> = invalid["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let names = names_with(&s, &id, "invalid").await;
     assert_eq!(
         names,
         [
@@ -627,20 +632,7 @@ async fn a_send_batch_checks_every_identifier_before_anything_is_sent() {
         "nothing of a refused batch is sent"
     );
     // The answer lists each failure by document.
-    let refused: Value = s
-        .v1(
-            Method::GET,
-            &format!("/v1/batches/{id}/documents?outcome=refused"),
-            BOOTSTRAP,
-        )
-        .value()
-        .await;
-    let names: Vec<&str> = refused["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["name"].as_str().unwrap())
-        .collect();
+    let names = names_with(&s, &id, "refused").await;
     assert_eq!(names, ["iban.xml", "endpoint.xml"]);
     let doc: Value = s
         .v1(

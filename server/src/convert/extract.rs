@@ -141,6 +141,19 @@ pub fn extract(
                 .into(),
         ));
     }
+    // An ISDOC package (`.isdocx`): the ISDOC document its manifest names.
+    if head.starts_with(b"PK\x03\x04") {
+        if let Some(doc) = super::isdoc::unpack(bytes) {
+            let doc = doc.map_err(|e| ExtractError::Unsupported(e.to_string()))?;
+            let mut extracted = from_isdoc(&doc)?;
+            for c in &mut extracted.candidates {
+                c.notes.push(
+                    "read from an ISDOC package: its attachments are not carried over".into(),
+                );
+            }
+            return Ok(extracted);
+        }
+    }
     if head.starts_with(b"%PDF-") {
         return from_pdf(bytes, limits);
     }

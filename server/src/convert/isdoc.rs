@@ -47,6 +47,59 @@ pub fn looks_like_isdoc(bytes: &[u8]) -> bool {
     text.contains(NAMESPACE) && text.contains("<Invoice")
 }
 
+/// The namespace of the manifest of an `.isdocx` package.
+const MANIFEST_NAMESPACE: &str = "http://isdoc.cz/namespace/2013/manifest";
+/// The largest ISDOC document read out of a package (its attachments are not read).
+const MAX_PACKED_BYTES: u64 = 16 << 20;
+/// The largest manifest read.
+const MAX_MANIFEST_BYTES: u64 = 64 << 10;
+
+/// The ISDOC document inside an `.isdocx` package (a ZIP whose `manifest.xml` names its main
+/// document, beside the attachments), if `bytes` are one: `None` for any other ZIP (a
+/// workbook, say). What is read is bounded, whatever the ZIP claims its sizes are.
+pub fn unpack(bytes: &[u8]) -> Option<Result<Vec<u8>, IsdocError>> {
+    use std::io::Read as _;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).ok()?;
+    let mut manifest = Vec::new();
+    zip.by_name("manifest.xml")
+        .ok()?
+        .take(MAX_MANIFEST_BYTES)
+        .read_to_end(&mut manifest)
+        .ok()?;
+    let limits = Limits {
+        max_depth: MAX_DEPTH,
+        ..Limits::default()
+    };
+    let root = xmltree::parse(&manifest, &limits).ok()?;
+    if root.ns != MANIFEST_NAMESPACE {
+        return None;
+    }
+    let Some(name) = root
+        .child("maindocument")
+        .and_then(|m| m.attribute("filename"))
+        .map(str::to_string)
+    else {
+        return Some(Err(IsdocError::NotIsdoc(
+            "the package's manifest names no main document".into(),
+        )));
+    };
+    let mut doc = Vec::new();
+    let read = zip.by_name(&name).map_err(|e| e.to_string()).and_then(|f| {
+        f.take(MAX_PACKED_BYTES + 1)
+            .read_to_end(&mut doc)
+            .map_err(|e| e.to_string())
+    });
+    Some(match read {
+        Err(e) => Err(IsdocError::NotIsdoc(format!(
+            "the package's main document `{name}` cannot be read: {e}"
+        ))),
+        Ok(_) if doc.len() as u64 > MAX_PACKED_BYTES => Err(IsdocError::NotIsdoc(format!(
+            "the package's main document is larger than {MAX_PACKED_BYTES} bytes"
+        ))),
+        Ok(_) => Ok(doc),
+    })
+}
+
 pub fn read(bytes: &[u8]) -> Result<Read, IsdocError> {
     let limits = Limits {
         max_depth: MAX_DEPTH,
@@ -938,6 +991,37 @@ mod tests {
             found.dedup();
             assert_eq!(found, faults, "{name}");
         }
+    }
+
+    #[test]
+    fn a_package_yields_the_document_its_manifest_names() {
+        use std::io::Write;
+        let zip = |members: &[(&str, &[u8])]| {
+            let mut out = std::io::Cursor::new(Vec::new());
+            let mut w = zip::ZipWriter::new(&mut out);
+            for (name, body) in members {
+                w.start_file(*name, zip::write::SimpleFileOptions::default())
+                    .unwrap();
+                w.write_all(body).unwrap();
+            }
+            w.finish().unwrap();
+            out.into_inner()
+        };
+        let doc = fixture("test001.isdoc");
+        let manifest = br#"<manifest xmlns="http://isdoc.cz/namespace/2013/manifest"><maindocument filename="faktura.isdoc"/></manifest>"#;
+        let package = zip(&[
+            ("manifest.xml", manifest),
+            ("faktura.isdoc", &doc),
+            ("priloha.pdf", b"%PDF-1.4"),
+        ]);
+        assert_eq!(unpack(&package).unwrap().unwrap(), doc);
+        // Another ZIP is not a package; a package without its document is a clear error.
+        assert!(unpack(&zip(&[("xl/workbook.xml", b"<x/>")])).is_none());
+        let broken = zip(&[("manifest.xml", manifest)]);
+        assert!(matches!(
+            unpack(&broken),
+            Some(Err(IsdocError::NotIsdoc(_)))
+        ));
     }
 
     #[test]
