@@ -1226,3 +1226,81 @@ async fn two_instances_on_postgres_share_one_batch_and_process_each_document_onc
     pool.close().await;
     drop_schema(&url).await;
 }
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
+async fn two_instances_on_postgres_check_and_send_a_batch_once() {
+    let (url, _) = support::postgres_schema().await;
+    let fast = |c: &mut invex_server::config::Config| {
+        c.database_url = url.clone();
+        c.batches.poll_ms = 10;
+        c.batches.claim = 4;
+        c.batches.loops = 1;
+    };
+    let a = TestServer::with(fast).await;
+    let b = TestServer::with(fast).await;
+    a.sandbox_connection().await;
+    let invoices = |prefix: &str, n: usize| -> Vec<(String, Vec<u8>)> {
+        (1..=n)
+            .map(|i| {
+                let number = format!("{prefix}-{i:03}");
+                (
+                    format!("{number}.xml"),
+                    support::numbered(support::example("invoice-sk.xml"), &number),
+                )
+            })
+            .collect()
+    };
+    let done = a
+        .run_batch(
+            "mode=send",
+            "application/zip",
+            support::zip_of(&invoices("FS", 60)),
+        )
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["counts"], serde_json::json!({"queued": 60}));
+    // One bad IBAN refuses the next batch whole, on either instance.
+    let mut members = invoices("FR", 5);
+    let bad = String::from_utf8(support::numbered(
+        support::example("invoice-sk.xml"),
+        "FR-BAD",
+    ))
+    .unwrap()
+    .replace("SK3112000000198742637541", "SK3112000000198742637542");
+    members.push(("bad.xml".into(), bad.into_bytes()));
+    let refused = b
+        .run_batch("mode=send", "application/zip", support::zip_of(&members))
+        .await;
+    assert_eq!(refused["status"], "refused", "{refused}");
+    assert_eq!(
+        refused["counts"],
+        serde_json::json!({"refused": 1, "withheld": 5})
+    );
+    for s in [a, b] {
+        s.running.unwrap().shutdown().await.unwrap();
+    }
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    let (sent, numbers): (i64, i64) = (
+        sqlx::query_scalar("SELECT COUNT(*) FROM invoices")
+            .fetch_one(&pool)
+            .await
+            .unwrap(),
+        sqlx::query_scalar("SELECT COUNT(DISTINCT document_id) FROM invoices")
+            .fetch_one(&pool)
+            .await
+            .unwrap(),
+    );
+    assert_eq!((sent, numbers), (60, 60));
+    pool.close().await;
+    // An SFTP folder's listing (one query joining files, batches and documents) reads on
+    // PostgreSQL too.
+    let store = Store::connect(&url).await.unwrap();
+    assert!(store
+        .sftp_files("sftpnobody", 10, true)
+        .await
+        .unwrap()
+        .is_empty());
+    store.close().await;
+    drop_schema(&url).await;
+}
