@@ -710,3 +710,44 @@ async fn an_isdoc_export_converts_exactly_and_is_ready() {
         "{p}"
     );
 }
+
+/// A POHODA export in Windows-1250 with several invoices: each issued one becomes a
+/// conversion, read as written, ready when its UBL is valid; the received one is left out.
+#[tokio::test]
+async fn a_pohoda_data_pack_converts_each_issued_invoice() {
+    let s = TestServer::start().await;
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../server/tests/data/pohoda/sk-2025.xml");
+    let result = converted(&s, upload("export.xml", std::fs::read(file).unwrap())).await;
+    let conversions = result["conversions"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = conversions
+        .iter()
+        .map(|c| {
+            (
+                c["document_id"].as_str().unwrap(),
+                c["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("FV2025001", "ready"),
+            ("FV2025002", "ready"),
+            ("DB2025001", "ready"),
+            ("FV2025003", "ready"),
+        ],
+        "{}",
+        conversions[0]["reasons"]
+    );
+    let first = &conversions[0];
+    assert_eq!(first["input_format"], "pohoda");
+    assert_eq!(field(first, "seller.name")["value"], "Dodávateľ s.r.o.");
+    assert_eq!(field(first, "seller.name")["source"]["kind"], "structured");
+    let xml = conversions[2]["xml"].as_str().unwrap();
+    assert!(xml.contains("<CreditNote "), "{xml}");
+    assert!(
+        xml.contains("<cbc:PayableAmount currencyID=\"EUR\">111.93</cbc:PayableAmount>"),
+        "{xml}"
+    );
+}

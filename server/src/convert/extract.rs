@@ -160,6 +160,9 @@ pub fn extract(
     if head.starts_with(b"<") && super::isdoc::looks_like_isdoc(head) {
         return from_isdoc(bytes);
     }
+    if head.starts_with(b"<") && super::pohoda::looks_like_pohoda(head) {
+        return from_pohoda(bytes, limits);
+    }
     if head.starts_with(b"<") {
         return Err(ExtractError::Unsupported(
             "this is XML, not a PDF, spreadsheet or CSV: an invoice XML needs no conversion \
@@ -247,6 +250,41 @@ fn from_isdoc(bytes: &[u8]) -> Result<Extracted, ExtractError> {
             embedded_xml: Some(crate::invoice::write(&read.view)),
             notes: read.notes,
         }],
+    })
+}
+
+/// A POHODA file's issued invoices, each read as written (as ISDOC's), each its own
+/// candidate; at most as many as an upload may hold.
+fn from_pohoda(bytes: &[u8], limits: &Limits) -> Result<Extracted, ExtractError> {
+    let read = super::pohoda::read(bytes).map_err(|e| ExtractError::Unsupported(e.to_string()))?;
+    if read.len() > limits.tabular.max_invoices {
+        return Err(ExtractError::Tabular(TabularError::TooManyInvoices {
+            limit: limits.tabular.max_invoices,
+        }));
+    }
+    let candidates = read
+        .into_iter()
+        .map(|r| {
+            let mut draft = super::structured::draft_of(&r.view, "pohoda");
+            for (party, role) in [(&mut draft.seller, "seller"), (&mut draft.buyer, "buyer")] {
+                super::structured::derived(
+                    &mut party.endpoint,
+                    0.8,
+                    &format!("{role}.dic (Slovak parties register under scheme 0245)"),
+                );
+            }
+            Candidate {
+                draft,
+                issues: Vec::new(),
+                cross_checks: Vec::new(),
+                embedded_xml: Some(crate::invoice::write(&r.view)),
+                notes: r.notes,
+            }
+        })
+        .collect();
+    Ok(Extracted {
+        format: "pohoda",
+        candidates,
     })
 }
 

@@ -12,6 +12,7 @@ use std::str::FromStr;
 use invex_engine::document::Limits;
 use rust_decimal::Decimal;
 
+use super::structured;
 use crate::invoice::model::*;
 use crate::xmltree::{self, Element};
 
@@ -139,11 +140,6 @@ fn dec(s: &str) -> Option<Decimal> {
 fn text(d: Decimal) -> String {
     d.normalize().to_string()
 }
-
-const EU: [&str; 27] = [
-    "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IT",
-    "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK",
-];
 
 impl Reader {
     fn note(&mut self, s: impl Into<String>) {
@@ -374,23 +370,14 @@ impl Reader {
     /// header's and the row's VAT applicability, reverse charge, the rate and the buyer's
     /// country (docs/conversion.md lists the rules).
     fn category(&self, percent: Option<Decimal>, applicable: bool, reverse: bool) -> &'static str {
-        if self.outside_vat {
-            return "O";
-        }
-        if reverse {
-            return "AE";
-        }
-        if !applicable {
-            return "E";
-        }
-        match percent {
-            Some(p) if p > Decimal::ZERO => "S",
-            _ => match self.buyer_country.as_deref() {
-                Some(c) if Some(c) != self.seller_country.as_deref() && EU.contains(&c) => "K",
-                Some(c) if !EU.contains(&c) => "G",
-                _ => "E",
-            },
-        }
+        structured::vat_category(&structured::VatFacts {
+            rate: percent,
+            reverse_charge: reverse,
+            exempt: !applicable,
+            outside_vat: self.outside_vat,
+            seller_country: self.seller_country.as_deref(),
+            buyer_country: self.buyer_country.as_deref(),
+        })
     }
 
     fn lines(&mut self, root: &Element, view: &mut InvoiceView) {
@@ -419,7 +406,7 @@ impl Reader {
             let unit_written = l
                 .at("InvoicedQuantity")
                 .and_then(|q| q.attribute("unitCode"));
-            let unit = unit_code(unit_written);
+            let unit = structured::unit_code(unit_written);
             if unit_written.is_none_or(|u| !u.eq_ignore_ascii_case(unit)) {
                 self.note(format!(
                     "units are written as UN/ECE Rec 20 codes (`{}` as {unit})",
@@ -523,20 +510,7 @@ impl Reader {
                      VAT breakdown states the whole supply, the advances are in the paid amount (BT-113)",
                 );
             }
-            let (code, reason) = match category {
-                "E" => (None, Some("Exempt from VAT".to_string())),
-                "O" => (Some("VATEX-EU-O"), Some("Not subject to VAT".to_string())),
-                "AE" => (Some("VATEX-EU-AE"), Some("Reverse charge".to_string())),
-                "K" => (
-                    Some("VATEX-EU-IC"),
-                    Some("Intra-community supply".to_string()),
-                ),
-                "G" => (
-                    Some("VATEX-EU-G"),
-                    Some("Export outside the EU".to_string()),
-                ),
-                _ => (None, None),
-            };
+            let (code, reason) = structured::exemption(category);
             view.vat_breakdown.push(VatSubtotal {
                 category: Some(category.into()),
                 rate: match category {
@@ -547,7 +521,7 @@ impl Reader {
                 taxable: self.amount(s, "TaxableAmount"),
                 tax: self.amount(s, "TaxAmount"),
                 exemption_code: code.map(str::to_string),
-                exemption_reason: reason,
+                exemption_reason: reason.map(str::to_string),
             });
         }
         view.vat_total = total.and_then(|t| self.amount(t, "TaxAmount"));
@@ -674,38 +648,6 @@ fn address(p: &Element) -> Address {
         postcode: p.text_at("PostalAddress/PostalZone"),
         country: p.text_at("PostalAddress/Country/IdentificationCode"),
         ..Address::default()
-    }
-}
-
-/// A unit as ISDOC writes it (free text, often Czech or Slovak) as a UN/ECE Rec 20 code;
-/// an unknown or empty one is `C62` (one).
-fn unit_code(written: Option<&str>) -> &'static str {
-    let Some(w) = written.map(|w| w.trim().trim_end_matches('.').to_lowercase()) else {
-        return "C62";
-    };
-    match w.as_str() {
-        "ks" | "kus" | "kusy" | "pc" | "pcs" | "h87" => "H87",
-        "kg" | "kgm" => "KGM",
-        "g" | "grm" => "GRM",
-        "t" | "tne" => "TNE",
-        "l" | "ltr" => "LTR",
-        "ml" | "mlt" => "MLT",
-        "m" | "mtr" => "MTR",
-        "km" | "kmt" => "KMT",
-        "m2" | "m²" | "mtk" => "MTK",
-        "m3" | "m³" | "mtq" => "MTQ",
-        "hod" | "h" | "hur" => "HUR",
-        "min" => "MIN",
-        "den" | "dni" | "day" => "DAY",
-        "měs" | "mes" | "mesiac" | "mon" => "MON",
-        "rok" | "ann" => "ANN",
-        "bal" | "xpk" => "XPK",
-        "pár" | "par" | "pr" => "PR",
-        "sada" | "set" => "SET",
-        "kwh" => "KWH",
-        "mwh" => "MWH",
-        "c62" => "C62",
-        _ => "C62",
     }
 }
 
@@ -1022,14 +964,5 @@ mod tests {
             unpack(&broken),
             Some(Err(IsdocError::NotIsdoc(_)))
         ));
-    }
-
-    #[test]
-    fn units_become_rec20_codes() {
-        assert_eq!(unit_code(Some("Ks")), "H87");
-        assert_eq!(unit_code(Some("hod.")), "HUR");
-        assert_eq!(unit_code(Some("m²")), "MTK");
-        assert_eq!(unit_code(Some("bedna")), "C62");
-        assert_eq!(unit_code(None), "C62");
     }
 }

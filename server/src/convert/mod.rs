@@ -12,6 +12,7 @@ pub mod gate;
 pub mod isdoc;
 pub mod model;
 pub mod pdf;
+pub mod pohoda;
 pub mod review;
 pub mod source;
 pub mod structured;

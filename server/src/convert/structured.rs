@@ -131,11 +131,137 @@ pub fn draft_of(view: &InvoiceView, format: &str) -> Draft {
     }
 }
 
+/// The member states of the European Union (ISO 3166-1 alpha-2; Greece as GR).
+const EU: [&str; 27] = [
+    "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IT",
+    "LT", "LU", "LV", "MT", "NL", "PL", "PT", "RO", "SE", "SI", "SK",
+];
+
+/// What an export says about a line's or a breakdown row's VAT, from which its category
+/// follows (exports state rates, not categories).
+pub struct VatFacts<'a> {
+    pub rate: Option<Decimal>,
+    pub reverse_charge: bool,
+    /// The line is marked as not subject to VAT within a document that is.
+    pub exempt: bool,
+    /// The whole document is outside VAT (the seller is no VAT payer).
+    pub outside_vat: bool,
+    pub seller_country: Option<&'a str>,
+    pub buyer_country: Option<&'a str>,
+}
+
+/// The VAT category (UNCL 5305) the facts call for, first rule first: `O` outside VAT,
+/// `AE` reverse charge, `E` exempt, `S` a positive rate, and at 0 % `K` for a buyer in
+/// another EU state, `G` for one outside the EU, else `E`.
+pub fn vat_category(f: &VatFacts<'_>) -> &'static str {
+    if f.outside_vat {
+        return "O";
+    }
+    if f.reverse_charge {
+        return "AE";
+    }
+    if f.exempt {
+        return "E";
+    }
+    match f.rate {
+        Some(r) if r > Decimal::ZERO => "S",
+        _ => match f.buyer_country {
+            Some(c) if Some(c) != f.seller_country && EU.contains(&c) => "K",
+            Some(c) if !EU.contains(&c) => "G",
+            _ => "E",
+        },
+    }
+}
+
+/// The exemption reason code (VATEX) and text EN 16931 asks for with `category`.
+pub fn exemption(category: &str) -> (Option<&'static str>, Option<&'static str>) {
+    match category {
+        "E" => (None, Some("Exempt from VAT")),
+        "O" => (Some("VATEX-EU-O"), Some("Not subject to VAT")),
+        "AE" => (Some("VATEX-EU-AE"), Some("Reverse charge")),
+        "K" => (Some("VATEX-EU-IC"), Some("Intra-community supply")),
+        "G" => (Some("VATEX-EU-G"), Some("Export outside the EU")),
+        _ => (None, None),
+    }
+}
+
+/// A unit as accounting programs write it (free text, often Czech or Slovak) as a UN/ECE Rec 20 code;
+/// an unknown or empty one is `C62` (one).
+pub fn unit_code(written: Option<&str>) -> &'static str {
+    let Some(w) = written.map(|w| w.trim().trim_end_matches('.').to_lowercase()) else {
+        return "C62";
+    };
+    match w.as_str() {
+        "ks" | "kus" | "kusy" | "pc" | "pcs" | "h87" => "H87",
+        "kg" | "kgm" => "KGM",
+        "g" | "grm" => "GRM",
+        "t" | "tne" => "TNE",
+        "l" | "ltr" => "LTR",
+        "ml" | "mlt" => "MLT",
+        "m" | "mtr" => "MTR",
+        "km" | "kmt" => "KMT",
+        "m2" | "m²" | "mtk" => "MTK",
+        "m3" | "m³" | "mtq" => "MTQ",
+        "hod" | "h" | "hur" => "HUR",
+        "min" => "MIN",
+        "den" | "dni" | "day" => "DAY",
+        "měs" | "mes" | "mesiac" | "mon" => "MON",
+        "rok" | "ann" => "ANN",
+        "bal" | "xpk" => "XPK",
+        "pár" | "par" | "pr" => "PR",
+        "sada" | "set" => "SET",
+        "kwh" => "KWH",
+        "mwh" => "MWH",
+        "c62" => "C62",
+        _ => "C62",
+    }
+}
+
 /// Mark `field` as derived by a stated rule, with the confidence such derivations have in
 /// every converter.
 pub fn derived(field: &mut draft::Text, confidence: f32, from: &str) {
     if let Some(f) = field {
         f.confidence = confidence;
         f.source = Source::Computed { from: from.into() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_become_rec20_codes() {
+        assert_eq!(unit_code(Some("Ks")), "H87");
+        assert_eq!(unit_code(Some("hod.")), "HUR");
+        assert_eq!(unit_code(Some("m²")), "MTK");
+        assert_eq!(unit_code(Some("bedna")), "C62");
+        assert_eq!(unit_code(None), "C62");
+    }
+
+    #[test]
+    fn categories_follow_the_stated_facts() {
+        let facts = |rate: i64, buyer: &'static str| VatFacts {
+            rate: Some(Decimal::from(rate)),
+            reverse_charge: false,
+            exempt: false,
+            outside_vat: false,
+            seller_country: Some("SK"),
+            buyer_country: Some(buyer),
+        };
+        assert_eq!(vat_category(&facts(23, "SK")), "S");
+        assert_eq!(vat_category(&facts(0, "SK")), "E");
+        assert_eq!(vat_category(&facts(0, "CZ")), "K");
+        assert_eq!(vat_category(&facts(0, "US")), "G");
+        let reverse = VatFacts {
+            reverse_charge: true,
+            ..facts(23, "SK")
+        };
+        assert_eq!(vat_category(&reverse), "AE");
+        let outside = VatFacts {
+            outside_vat: true,
+            ..facts(23, "SK")
+        };
+        assert_eq!(vat_category(&outside), "O");
     }
 }
