@@ -588,3 +588,35 @@ fn rules_diff_lists_what_changed_between_releases() {
     let o = invex(&["rules", "diff", "peppol-bis3@2026.5", "nope@1"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A POHODA export converts on the command line as over HTTP: one UBL file per issued
+/// invoice, all ready.
+#[test]
+fn convert_takes_a_pohoda_export() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let o = invex(&[
+        "convert",
+        "server/tests/data/pohoda/sk-2025.xml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let mut written: Vec<String> = std::fs::read_dir(&out)
+        .expect("out dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "DB2025001.xml",
+            "FV2025001.xml",
+            "FV2025002.xml",
+            "FV2025003.xml",
+            "OD2025001.xml",
+            "VB2025001.xml",
+            "ZF2025001.xml"
+        ]
+    );
+}

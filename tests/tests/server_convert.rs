@@ -736,6 +736,9 @@ async fn a_pohoda_data_pack_converts_each_issued_invoice() {
             ("FV2025002", "ready"),
             ("DB2025001", "ready"),
             ("FV2025003", "ready"),
+            ("VB2025001", "ready"),
+            ("ZF2025001", "ready"),
+            ("OD2025001", "ready"),
         ],
         "{}",
         conversions[0]["reasons"]

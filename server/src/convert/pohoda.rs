@@ -860,8 +860,28 @@ mod tests {
         let numbers: Vec<_> = read.iter().filter_map(|r| r.view.number.clone()).collect();
         assert_eq!(
             numbers,
-            ["FV2025001", "FV2025002", "DB2025001", "FV2025003"]
+            [
+                "FV2025001",
+                "FV2025002",
+                "DB2025001",
+                "FV2025003",
+                "VB2025001",
+                "ZF2025001",
+                "OD2025001"
+            ]
         );
+        // Each type as its UBL type: a debit note 383, an advance invoice 386, a corrective
+        // tax document a credit note.
+        let types: Vec<_> = read
+            .iter()
+            .filter_map(|r| r.view.type_code.clone())
+            .collect();
+        assert_eq!(types, ["380", "380", "381", "380", "383", "386", "381"]);
+        assert_eq!(
+            read[4].view.references.preceding_invoices[0].id,
+            "FV2025001"
+        );
+        assert_eq!(rows(&read[6].view), [row("S", "19", "10", "1.9")]);
         assert!(read[0].notes.iter().any(|n| n.contains("receivedInvoice")));
 
         // Every class, its rate the law's in 2025 (POHODA wrote no percentage).
