@@ -393,19 +393,7 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
     let (valid, invalid) = (270, 30);
     let mut server = serve_batches(dir.path());
     ready(&client, &base).await;
-    let r = client
-        .post(format!("{base}/v1/batches"))
-        .header("X-API-Key", KEY)
-        .header("Content-Type", "application/zip")
-        .body(batch_zip(&template, valid, invalid))
-        .send()
-        .await
-        .expect("submit");
-    assert_eq!(r.status().as_u16(), 202);
-    let id = r.json::<Value>().await.expect("json")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = submit_batch(&client, &base, "", batch_zip(&template, valid, invalid)).await;
     let done = kill_during_batch(
         &mut server,
         || serve_batches(dir.path()),
@@ -462,6 +450,23 @@ async fn sigkill_during_a_batch_loses_and_duplicates_no_outcome() {
         .expect("count"),
     );
     assert_eq!((remediation, completed), (invalid as i64, 1));
+}
+
+/// Submit `zip` as a batch (`/v1/batches{query}`); its id.
+async fn submit_batch(client: &reqwest::Client, base: &str, query: &str, zip: Vec<u8>) -> String {
+    let r = client
+        .post(format!("{base}/v1/batches{query}"))
+        .header("X-API-Key", KEY)
+        .header("Content-Type", "application/zip")
+        .body(zip)
+        .send()
+        .await
+        .expect("submit");
+    assert_eq!(r.status().as_u16(), 202);
+    r.json::<Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_string()
 }
 
 /// The batch `id` as `GET /v1/batches/{id}` shows it, if the server answers.
@@ -537,19 +542,13 @@ async fn sigkill_during_a_sending_batch_sends_each_document_once() {
     ready(&client, &base).await;
     sandbox_connection(&client, &base).await;
     let documents = 150;
-    let r = client
-        .post(format!("{base}/v1/batches?mode=send"))
-        .header("X-API-Key", KEY)
-        .header("Content-Type", "application/zip")
-        .body(batch_zip(&template, documents, 0))
-        .send()
-        .await
-        .expect("submit");
-    assert_eq!(r.status().as_u16(), 202);
-    let id = r.json::<Value>().await.expect("json")["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let id = submit_batch(
+        &client,
+        &base,
+        "?mode=send",
+        batch_zip(&template, documents, 0),
+    )
+    .await;
     let done = kill_during_batch(
         &mut server,
         || serve_batches(dir.path()),

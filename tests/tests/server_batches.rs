@@ -64,6 +64,22 @@ fn uploading(id: &str, key: Option<&str>, created_at: String) -> invex_server::s
     }
 }
 
+/// A receiver subscribed (with the bootstrap key) to the batch events.
+async fn batch_events(s: &TestServer) -> Receiver {
+    let receiver = Receiver::scripted(&[]);
+    let hook = receiver.serve().await;
+    let r = s
+        .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
+        .json(
+            &json!({"url": hook, "event_types": ["batch.completed", "batch.remediation_required"]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    receiver
+}
+
 /// The names of the documents of batch `id` with `outcome`, in upload order.
 async fn names_with(s: &TestServer, id: &str, outcome: &str) -> Vec<String> {
     let page: Value = s
@@ -91,17 +107,7 @@ fn fast(c: &mut invex_server::config::Config) {
 #[tokio::test]
 async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_events() {
     let s = TestServer::with(fast).await;
-    let receiver = Receiver::scripted(&[]);
-    let hook = receiver.serve().await;
-    let r = s
-        .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
-        .json(
-            &json!({"url": hook, "event_types": ["batch.completed", "batch.remediation_required"]}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    let receiver = batch_events(&s).await;
 
     let r = submit(&s, zip_of(&mixed()), Some("nightly-2027-01-15")).await;
     assert_eq!(r.status(), 202);
@@ -585,17 +591,7 @@ async fn a_send_batch_checks_every_identifier_before_anything_is_sent() {
         .unwrap()
         .ends_with("no-active-connection"));
     s.sandbox_connection().await;
-    let receiver = Receiver::scripted(&[]);
-    let hook = receiver.serve().await;
-    let r = s
-        .v1(Method::POST, "/v1/webhooks", BOOTSTRAP)
-        .json(
-            &json!({"url": hook, "event_types": ["batch.completed", "batch.remediation_required"]}),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let receiver = batch_events(&s).await;
 
     // Ten good invoices and two whose identifiers fail: a wrong IBAN check digit, and a
     // seller electronic address (a Slovak VAT id) whose number fails its check.

@@ -1159,19 +1159,23 @@ async fn postgres_concurrent_registrations_keep_to_the_cap() {
     drop_schema(&url).await;
 }
 
+/// Two instances on the database at `url`, each with one batch claimer (two claimers seen
+/// means both instances worked), polling quickly, claiming a few documents at a time.
+async fn batch_instances(url: &str) -> (TestServer, TestServer) {
+    let fast = |c: &mut invex_server::config::Config| {
+        c.database_url = url.to_string();
+        c.batches.poll_ms = 10;
+        c.batches.claim = 4;
+        c.batches.loops = 1;
+    };
+    (TestServer::with(fast).await, TestServer::with(fast).await)
+}
+
 #[tokio::test]
 #[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_on_postgres_share_one_batch_and_process_each_document_once() {
     let (url, _) = support::postgres_schema().await;
-    let fast = |c: &mut invex_server::config::Config| {
-        c.database_url = url.clone();
-        c.batches.poll_ms = 10;
-        c.batches.claim = 4;
-        // One claimer per instance: two claimers seen means both instances worked.
-        c.batches.loops = 1;
-    };
-    let a = TestServer::with(fast).await;
-    let b = TestServer::with(fast).await;
+    let (a, b) = batch_instances(&url).await;
     let members: Vec<(String, Vec<u8>)> = (1..=200)
         .map(|i| {
             let number = format!("FV-{i:04}");
@@ -1231,14 +1235,7 @@ async fn two_instances_on_postgres_share_one_batch_and_process_each_document_onc
 #[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
 async fn two_instances_on_postgres_check_and_send_a_batch_once() {
     let (url, _) = support::postgres_schema().await;
-    let fast = |c: &mut invex_server::config::Config| {
-        c.database_url = url.clone();
-        c.batches.poll_ms = 10;
-        c.batches.claim = 4;
-        c.batches.loops = 1;
-    };
-    let a = TestServer::with(fast).await;
-    let b = TestServer::with(fast).await;
+    let (a, b) = batch_instances(&url).await;
     a.sandbox_connection().await;
     let invoices = |prefix: &str, n: usize| -> Vec<(String, Vec<u8>)> {
         (1..=n)
