@@ -15,11 +15,14 @@ pub struct BatchDocument {
     pub name: String,
     pub size_bytes: i64,
     pub sha256: String,
-    /// `valid`, `invalid`, `failed`; absent while pending.
+    /// `valid`, `invalid` (mode `validate`); `ready`, `needs_review` (`convert`); `queued`,
+    /// `remediation_required`, `refused`, `withheld` (`send`); `failed`; absent while
+    /// pending.
     pub outcome: Option<String>,
-    /// The validation report (as `POST /v1/invoice/validate` answers it), or
-    /// `{"problem": ...}` for a document that could not be validated. Only in a single
-    /// document's answer and in the results.
+    /// The validation report (as `POST /v1/invoice/validate` answers it), the conversions
+    /// made (`{"conversions": [...]}`), the send's answer (with the invoice's `id`), the
+    /// failed identifiers (`{"identifiers": [...]}`), or `{"problem": ...}` for a document
+    /// that could not be processed. Only in a single document's answer and in the results.
     #[schema(value_type = Option<Object>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<serde_json::Value>,
