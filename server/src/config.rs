@@ -100,13 +100,17 @@ pub struct Config {
     pub mode: Mode,
     /// `sqlite://path?mode=rwc` (embedded) or `postgres://...` (shared by several instances).
     pub database_url: String,
-    /// Rule-pack directory.
-    pub rulepacks: PathBuf,
-    /// Reload rule packs when files under `rulepacks` change.
+    /// A rule-pack directory to serve instead of the packs embedded in the binary.
+    pub rulepacks: Option<PathBuf>,
+    /// Reload rule packs when files under the `rulepacks` directory change (the embedded
+    /// packs never change).
     pub watch_rulepacks: bool,
     /// How long the watcher waits without a file event before it reloads (a pack
     /// written in several steps is read once, complete).
     pub rulepacks_quiet_ms: u64,
+    /// How often this instance reports itself and looks for another instance's rule-pack
+    /// reload in the shared database (`fleet`).
+    pub instance_poll_ms: u64,
     /// The admin key created on first start with an empty database; random when unset.
     pub bootstrap_key: Option<String>,
     /// Log format; JSON in production, text in the sandbox when unset.
@@ -160,6 +164,14 @@ pub struct Config {
     /// request names; in production, mailed links are relative and single sign-on is off.
     #[serde(default)]
     pub public_url: Option<String>,
+    /// HTTPS served by invex itself (`[tls]`, or `INVEX_TLS_CERT` and `INVEX_TLS_KEY`):
+    /// TLS 1.3 only. Unset: plain HTTP (the sandbox, or behind a terminating proxy).
+    #[serde(default)]
+    pub tls: Option<crate::tls::TlsConfig>,
+}
+
+fn default_instance_poll_ms() -> u64 {
+    1000
 }
 
 /// The embedded database used when nothing is configured.
@@ -171,9 +183,10 @@ impl Default for Config {
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             mode: Mode::Sandbox,
             database_url: DEFAULT_DATABASE_URL.to_string(),
-            rulepacks: invex_tools::rulepacks_dir(None),
+            rulepacks: None,
             watch_rulepacks: true,
             rulepacks_quiet_ms: 500,
+            instance_poll_ms: default_instance_poll_ms(),
             bootstrap_key: None,
             log_format: None,
             vies_url: crate::vat::vies::DEFAULT_BASE_URL.to_string(),
@@ -193,6 +206,7 @@ impl Default for Config {
             batches: crate::batches::BatchesConfig::default(),
             sftp: crate::sftp::SftpConfig::default(),
             public_url: None,
+            tls: None,
         }
     }
 }
@@ -506,6 +520,8 @@ impl Config {
         &mut self,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(), ConfigError> {
+        // The pair is taken together, after the loop.
+        let (mut tls_cert, mut tls_key) = (None, None);
         for (name, value) in vars {
             let Some(key) = name.strip_prefix("INVEX_") else {
                 continue;
@@ -518,9 +534,10 @@ impl Config {
                 "BIND" => self.bind = parse(&value).map_err(bad)?,
                 "MODE" => self.mode = value.parse().map_err(bad)?,
                 "DATABASE_URL" => self.database_url = value,
-                "RULEPACKS" => self.rulepacks = PathBuf::from(value),
+                "RULEPACKS" => self.rulepacks = (!value.is_empty()).then(|| PathBuf::from(value)),
                 "WATCH_RULEPACKS" => self.watch_rulepacks = parse_bool(&value).map_err(bad)?,
                 "RULEPACKS_QUIET_MS" => self.rulepacks_quiet_ms = parse(&value).map_err(bad)?,
+                "INSTANCE_POLL_MS" => self.instance_poll_ms = parse(&value).map_err(bad)?,
                 "BOOTSTRAP_KEY" => self.bootstrap_key = Some(value).filter(|v| !v.is_empty()),
                 "VIES_URL" => self.vies_url = value,
                 "REGISTER_TIMEOUT_MS" => self.register_timeout_ms = parse(&value).map_err(bad)?,
@@ -608,11 +625,40 @@ impl Config {
                 k if k.starts_with("BATCHES_") => self.batches.apply_env(k, value).map_err(bad)?,
                 k if k.starts_with("SFTP_") => self.sftp.apply_env(k, value).map_err(bad)?,
                 "PUBLIC_URL" => self.public_url = Some(value).filter(|v| !v.trim().is_empty()),
+                "TLS_CERT" => tls_cert = Some(PathBuf::from(value)),
+                "TLS_KEY" => tls_key = Some(PathBuf::from(value)),
                 // Other INVEX_ variables belong to other tools (tests, benches).
                 _ => {}
             }
         }
+        let given = tls_cert.is_some() || tls_key.is_some();
+        let named = |p: Option<PathBuf>| p.filter(|p| !p.as_os_str().is_empty());
+        match (named(tls_cert), named(tls_key)) {
+            (Some(cert), Some(key)) => match &mut self.tls {
+                Some(tls) => (tls.cert, tls.key) = (cert, key),
+                None => self.tls = Some(crate::tls::TlsConfig::new(cert, key)),
+            },
+            // Both set empty: plain HTTP whatever the file says.
+            (None, None) if given => self.tls = None,
+            (None, None) => {}
+            _ => {
+                return Err(ConfigError::Env {
+                    name: "INVEX_TLS_CERT".into(),
+                    message: "INVEX_TLS_CERT and INVEX_TLS_KEY are set together (the \
+                              certificate chain and its private key) or not at all"
+                        .into(),
+                })
+            }
+        }
         Ok(())
+    }
+
+    /// Where the rule packs come from: the configured directory, else the embedded packs.
+    pub fn rulepack_source(&self) -> invex_tools::Rulepacks {
+        match &self.rulepacks {
+            Some(dir) => invex_tools::Rulepacks::Dir(dir.clone()),
+            None => invex_tools::Rulepacks::Embedded,
+        }
     }
 
     /// The log format in force: the configured one, else JSON in production.

@@ -200,13 +200,19 @@ pub struct ConnectionStats {
 }
 
 /// Serve `app` on `listener` until `shutdown` resolves, then let requests in progress finish.
+/// With `tls`, each connection's TLS handshake comes first (within the header timeout).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     config: ConnectionConfig,
     stats: Arc<ConnectionStats>,
+    tls: Option<crate::tls::Tls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    if let Some(tls) = &tls {
+        tls.watch();
+    }
+    let handshake_timeout = Duration::from_millis(config.header_timeout_ms.max(1));
     let cap = connection_cap(config.max_connections).max(1);
     let registry = Arc::new(Registry {
         started: Instant::now(),
@@ -268,29 +274,25 @@ pub async fn serve(
                 }
             })
         };
-        let connection = http.serve_connection(TokioIo::new(stream), service);
-        let (registry, stats, mut stop) = (registry.clone(), stats.clone(), stop_rx.clone());
+        let (registry, stats, stop) = (registry.clone(), stats.clone(), stop_rx.clone());
+        let (http, tls) = (http.clone(), tls.clone());
         tasks.spawn(async move {
-            tokio::pin!(connection);
-            let graceful = tokio::select! {
-                result = connection.as_mut() => {
-                    log_end(result);
-                    false
+            match tls {
+                None => run_connection(&http, stream, service, &conn, &stats, stop).await,
+                Some(tls) => {
+                    // A client that never finishes its handshake is treated as one that
+                    // never sends its header; a failed handshake (TLS 1.2 only, say) is
+                    // the client's affair, logged at debug level.
+                    let accepted =
+                        tokio::time::timeout(handshake_timeout, tls.acceptor.accept(stream)).await;
+                    match accepted {
+                        Ok(Ok(stream)) => {
+                            run_connection(&http, stream, service, &conn, &stats, stop).await
+                        }
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
                 }
-                _ = conn.evict.notified() => {
-                    stats.evicted.fetch_add(1, Ordering::Relaxed);
-                    // Service calls happen inside the connection's poll on this task, so
-                    // none can start between this check and the drop: a connection with no
-                    // request in progress is closed at once (a graceful shutdown would wait
-                    // for the half-sent header of a slow client); one that has begun a
-                    // request is let finish it.
-                    conn.busy.load(Ordering::Acquire) > 0
-                }
-                _ = stop.wait_for(|s| *s) => true,
-            };
-            if graceful {
-                connection.as_mut().graceful_shutdown();
-                log_end(connection.await);
             }
             registry.remove(id);
             stats.open.store(registry.open(), Ordering::Relaxed);
@@ -300,6 +302,44 @@ pub async fn serve(
     let _ = stop_tx.send(true);
     while tasks.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Serve HTTP/1.1 on one accepted connection (plain or TLS) until it ends, is evicted, or
+/// the server stops.
+async fn run_connection<IO, S>(
+    http: &hyper::server::conn::http1::Builder,
+    io: IO,
+    service: S,
+    conn: &Conn,
+    stats: &ConnectionStats,
+    mut stop: watch::Receiver<bool>,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Body> + Send,
+    S::Future: Send,
+{
+    let connection = http.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(connection);
+    let graceful = tokio::select! {
+        result = connection.as_mut() => {
+            log_end(result);
+            false
+        }
+        _ = conn.evict.notified() => {
+            stats.evicted.fetch_add(1, Ordering::Relaxed);
+            // Service calls happen inside the connection's poll on this task, so
+            // none can start between this check and the drop: a connection with no
+            // request in progress is closed at once (a graceful shutdown would wait
+            // for the half-sent header of a slow client); one that has begun a
+            // request is let finish it.
+            conn.busy.load(Ordering::Acquire) > 0
+        }
+        _ = stop.wait_for(|s| *s) => true,
+    };
+    if graceful {
+        connection.as_mut().graceful_shutdown();
+        log_end(connection.await);
+    }
 }
 
 fn log_end(result: Result<(), hyper::Error>) {

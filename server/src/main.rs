@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use invex_tools::validate::{
     self, use_color, ColorChoice, FailOn, Format, ValidateOptions, DEFAULT_PROFILE,
 };
-use invex_tools::{fixtures, lint, lock, rulepacks_dir, snapshot};
+use invex_tools::{fixtures, lint, lock, rulepacks_dir, snapshot, Rulepacks};
 
 // The evaluator allocates many small sequences; mimalloc serves them faster than the
 // system allocator and keeps large documents' arenas from being unmapped between runs.
@@ -39,6 +39,10 @@ enum Command {
         /// TOML configuration file [default: $INVEX_CONFIG]; INVEX_* variables override it.
         #[arg(long, short, value_name = "FILE")]
         config: Option<PathBuf>,
+        /// Serve the rule packs of this directory (watched, hot-reloaded) instead of the
+        /// embedded ones [default: $INVEX_RULEPACKS, else the embedded packs].
+        #[arg(long, value_name = "DIR")]
+        rulepacks: Option<PathBuf>,
     },
     /// Validate invoices (files, directories, standard input) against a profile (exit 0:
     /// nothing at or above --fail-on, 1: a document has such findings, 2: usage, I/O or
@@ -53,6 +57,14 @@ enum Command {
     /// Convert PDF, Excel and CSV invoices into Peppol BIS 3.0 UBL (exit 0: all ready,
     /// 1: some need review, 2: a file could not be converted).
     Convert(ConvertArgs),
+    /// Print a completion script for SHELL (e.g. `invex completions bash >
+    /// /etc/bash_completion.d/invex`, or into `~/.zfunc/_invex` for zsh).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `invex man > /usr/local/share/man/man1/invex.1`.
+    Man,
     /// Print the OpenAPI 3.1 description the server serves at /openapi.json (with the
     /// limits of the configuration), e.g. to generate a client offline.
     Openapi {
@@ -78,7 +90,7 @@ struct ConvertArgs {
     /// Fields under this confidence hold an invoice for review.
     #[arg(long, default_value_t = 0.8)]
     threshold: f32,
-    /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+    /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
     #[arg(long, value_name = "DIR")]
     rulepacks: Option<PathBuf>,
     /// Files to convert.
@@ -140,7 +152,7 @@ struct ValidateArgs {
     /// unset or empty.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     color: ColorArg,
-    /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+    /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
     #[arg(long, value_name = "DIR")]
     rulepacks: Option<PathBuf>,
     /// Files, directories (searched recursively, in sorted order, for files matching
@@ -215,7 +227,7 @@ enum RulesCommand {
     /// Check packs: schema errors, XPath errors, unknown functions, fallback rules,
     /// rules without fixtures.
     Lint {
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
         /// Treat warnings as errors.
         #[arg(long)]
@@ -223,7 +235,7 @@ enum RulesCommand {
     },
     /// Run every fixture: pass fixtures must not fire their rule, fail fixtures must.
     Test {
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
     },
     /// Vouch for the packs as they are: run every fixture, then write `pack.lock` into
@@ -232,7 +244,7 @@ enum RulesCommand {
     /// fail (nothing written) or, with --check, a lock is missing or differs; 2: the packs
     /// do not load.
     Lock {
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
         /// Only compare the files with their locks; write nothing.
         #[arg(long)]
@@ -249,7 +261,7 @@ enum RulesCommand {
         /// Output format.
         #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
         format: DiffFormat,
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
     },
     /// The error catalogue: every rule of every pack version with its flag, owner, business
@@ -277,13 +289,13 @@ enum RulesCommand {
         /// Output format.
         #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
         format: DiffFormat,
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         #[arg(long, value_name = "DIR")]
         rulepacks: Option<PathBuf>,
     },
     /// Print the rule catalogue (ids, flags, patterns, contexts, test hashes) as YAML.
     Snapshot {
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
     },
     /// Measure the shipped profiles against the official artefacts: VEFA unit-test pass
@@ -299,7 +311,7 @@ enum RulesCommand {
         /// Only rules whose id starts with one of these prefixes (e.g. BR-CL-).
         #[arg(long = "only", value_name = "PREFIX")]
         only: Vec<String>,
-        /// Rule-pack directory [default: $INVEX_RULEPACKS, else ./rulepacks].
+        /// Rule-pack directory [default: $INVEX_RULEPACKS, else the embedded packs].
         dir: Option<PathBuf>,
     },
 }
@@ -338,7 +350,7 @@ fn main() -> ExitCode {
 /// `invex_engine::xpath::memo`). The server compiles once per start and does not use it.
 fn open_expression_memo() {
     use invex_engine::xpath::memo::{install, Memo};
-    let Some(dir) = cache_dir() else {
+    let Some(dir) = invex_tools::cache_dir() else {
         return;
     };
     let (memo, problem) = Memo::open(&dir);
@@ -365,25 +377,16 @@ fn keep_expression_memo() {
     }
 }
 
-/// `$INVEX_CACHE_DIR`, else `$XDG_CACHE_HOME/invex`, else `$HOME/.cache/invex`.
-fn cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("INVEX_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(dir) = var("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("invex"));
-    }
-    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("invex"))
-}
-
 /// `invex serve`: configuration, logging, the runtime, and a graceful stop on a signal.
-fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
+fn serve(file: Option<PathBuf>, rulepacks: Option<PathBuf>) -> anyhow::Result<()> {
     use anyhow::Context;
     use invex_server::config::{Config, LogFormat};
 
     let file = file.or_else(|| std::env::var_os("INVEX_CONFIG").map(PathBuf::from));
-    let config = Config::load(file.as_deref()).context("configuration")?;
+    let mut config = Config::load(file.as_deref()).context("configuration")?;
+    if rulepacks.is_some() {
+        config.rulepacks = rulepacks;
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let logs = tracing_subscriber::fmt()
@@ -414,19 +417,20 @@ fn serve(file: Option<PathBuf>) -> anyhow::Result<()> {
             Some(_) => eprintln!("invex: created the bootstrap admin key from INVEX_BOOTSTRAP_KEY"),
             None => {}
         }
+        let base = format!(
+            "{}://{}",
+            if running.state.config.tls.is_some() { "https" } else { "http" },
+            running.addr
+        );
         if let Some(link) = &running.first_admin_link {
             // One use, seven days: the first admin chooses an address and a password there.
             eprintln!(
-                "invex: the first administrator signs in once at http://{}{link} (one use, valid 7 days)",
-                running.addr
+                "invex: the first administrator signs in once at {base}{link} (one use, valid 7 days)"
             );
         }
         eprintln!(
-            "invex: listening on http://{} ({} mode); console at http://{}/, API reference at http://{}/docs",
-            running.addr,
+            "invex: listening on {base} ({} mode); console at {base}/, API reference at {base}/docs",
             running.state.config.mode.as_str(),
-            running.addr,
-            running.addr
         );
         tokio::select! {
             _ = invex_server::server::shutdown_signal() => {
@@ -450,7 +454,20 @@ fn json_invoice_to_ubl(bytes: &[u8]) -> Result<Vec<u8>, String> {
 
 fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
-        Command::Serve { config } => serve(config).map(|()| 0),
+        Command::Serve { config, rulepacks } => serve(config, rulepacks).map(|()| 0),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "invex", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            use clap::CommandFactory;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+            std::io::Write::write_all(&mut std::io::stdout(), &page)?;
+            Ok(0)
+        }
         Command::Openapi { config } => {
             let config = invex_server::config::Config::load(config.as_deref())?;
             let doc = invex_server::openapi::document(&config.limits);
@@ -466,7 +483,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             let opts = ValidateOptions {
                 profile: args.profile,
                 format: args.format.into(),
-                rulepacks: rulepacks_dir(args.rulepacks),
+                rulepacks: rulepacks_dir(args.rulepacks)?,
                 progress: std::io::stderr().is_terminal(),
                 at: args.at.unwrap_or_else(invex_engine::registry::today),
                 glob: args.glob,
@@ -494,12 +511,12 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(outcome.exit_code())
         }
         Command::Rules(RulesCommand::Lint { dir, strict }) => {
-            let report = lint::lint(&rulepacks_dir(dir));
+            let report = lint::lint(&rulepacks_dir(dir)?);
             emit(&report.render());
             Ok(u8::from(report.failed(strict)))
         }
         Command::Rules(RulesCommand::Test { dir }) => {
-            let report = fixtures::run_fixtures(&rulepacks_dir(dir));
+            let report = fixtures::run_fixtures(&rulepacks_dir(dir)?);
             emit(&report.render());
             Ok(u8::from(!report.ok()))
         }
@@ -508,9 +525,17 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             profiles,
             only,
             dir,
-        }) => conformance(&corpus, &profiles, &only, &rulepacks_dir(dir)),
+        }) => conformance(&corpus, &profiles, &only, &rulepacks_dir(dir)?),
         Command::Rules(RulesCommand::Lock { dir, check }) => {
-            let dir = rulepacks_dir(dir);
+            let source = Rulepacks::choose(dir);
+            if source == Rulepacks::Embedded && !check {
+                eprintln!(
+                    "invex: the embedded rule packs are locked by the build; name the directory \
+                     to lock (invex rules lock DIR, or INVEX_RULEPACKS)"
+                );
+                return Ok(2);
+            }
+            let dir = source.dir()?;
             let run = if check {
                 lock::check(&dir)
             } else {
@@ -525,7 +550,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             format,
             dir,
         }) => {
-            let dir = rulepacks_dir(dir);
+            let dir = rulepacks_dir(dir)?;
             let catalog = invex_engine::registry::Catalog::load(&dir)?;
             let d = invex_tools::diff::diff(&catalog, &from, &to)?;
             match format {
@@ -546,7 +571,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
         }) => {
             use invex_engine::catalogue::{Catalogue, Filter};
             use invex_tools::catalogue as cat;
-            let catalog = invex_engine::registry::Catalog::load(&rulepacks_dir(rulepacks))?;
+            let catalog = invex_engine::registry::Catalog::load(&rulepacks_dir(rulepacks)?)?;
             let catalogue = Catalogue::of(&catalog);
             if let Some(id) = rule {
                 let Some(entry) = catalogue.get(&id) else {
@@ -573,7 +598,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Rules(RulesCommand::Snapshot { dir }) => {
-            let yaml = snapshot::snapshot(&rulepacks_dir(dir))?;
+            let yaml = snapshot::snapshot(&rulepacks_dir(dir)?)?;
             emit(&yaml);
             Ok(0)
         }
@@ -596,7 +621,7 @@ fn convert(args: ConvertArgs) -> anyhow::Result<u8> {
     if !(0.0..=1.0).contains(&args.threshold) {
         anyhow::bail!("--threshold must be between 0.0 and 1.0");
     }
-    let dir = rulepacks_dir(args.rulepacks);
+    let dir = rulepacks_dir(args.rulepacks)?;
     let catalog = invex_engine::registry::Catalog::load(&dir)
         .with_context(|| format!("loading rule packs from {}", dir.display()))?;
     let opts = batch::BatchOptions {

@@ -41,6 +41,8 @@ pub enum StartError {
     Task(String),
     #[error(transparent)]
     Sftp(#[from] crate::sftp::listener::SftpError),
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// A running server.
@@ -64,6 +66,11 @@ pub struct Running {
     batches: Option<crate::batches::worker::BatchWorker>,
     /// The SFTP server, when on.
     pub sftp: Option<crate::sftp::SftpServer>,
+    /// The instance's report and rule-pack synchronisation (`fleet`), and its stop.
+    fleet: Option<(
+        tokio::sync::watch::Sender<bool>,
+        tokio::task::JoinHandle<()>,
+    )>,
 }
 
 impl Running {
@@ -89,7 +96,7 @@ impl Running {
     }
 
     /// After the last request: write the pending usage counts, close the database.
-    async fn finish(&self) {
+    async fn finish(&mut self) {
         if let Some(sftp) = &self.sftp {
             sftp.stop();
         }
@@ -98,6 +105,10 @@ impl Running {
         }
         if let Some(worker) = &self.webhooks {
             worker.stop().await;
+        }
+        if let Some((stop, task)) = self.fleet.take() {
+            let _ = stop.send(true);
+            let _ = task.await;
         }
         if let Err(e) = self.state.meter.flush().await {
             tracing::error!(error = %e, "usage counts of the last second could not be written");
@@ -110,23 +121,30 @@ impl Running {
 pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Running, StartError> {
     // Checked before anything is opened: a wrong [smtp] stops the start with its setting named.
     let mailer = crate::mail::Mailer::from_config(&config.smtp, config.mode)?.map(Arc::new);
+    // A certificate that does not load stops the start, naming the file.
+    let tls = config.tls.as_ref().map(crate::tls::Tls::new).transpose()?;
     let store = Store::connect(&config.database_url).await?;
     let bootstrap_key = bootstrap(&store, &config).await?;
     let generated = config.bootstrap_key.is_none();
     let registry = match registry {
         Some(r) => r,
         None => {
-            let dir = config.rulepacks.clone();
-            let loaded = tokio::task::spawn_blocking(move || Registry::open(dir))
-                .await
-                .map_err(|e| StartError::Task(e.to_string()))?;
-            Arc::new(loaded.map_err(|e| StartError::Rulepacks {
-                dir: config.rulepacks.display().to_string(),
-                errors: e.to_string(),
+            let source = config.rulepack_source();
+            let described = source.describe();
+            let loaded = tokio::task::spawn_blocking(move || {
+                let dir = source.dir().map_err(|e| e.to_string())?;
+                Registry::open(dir).map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(|e| StartError::Task(e.to_string()))?;
+            Arc::new(loaded.map_err(|errors| StartError::Rulepacks {
+                dir: described,
+                errors,
             })?)
         }
     };
-    let watch = if config.watch_rulepacks {
+    // The embedded packs cannot change under a running binary: only a directory is watched.
+    let watch = if config.watch_rulepacks && config.rulepacks.is_some() {
         match registry
             .watch_with_debounce(std::time::Duration::from_millis(config.rulepacks_quiet_ms))
         {
@@ -211,6 +229,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         ),
         connections: Arc::default(),
         sftp: Arc::default(),
+        instance: Arc::new(crate::fleet::Instance::new()),
     };
     let app = crate::routes::router(state.clone());
     let (tx, rx) = oneshot::channel::<()>();
@@ -226,6 +245,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         app,
         connections,
         stats,
+        tls,
         async move {
             let _ = rx.await;
         },
@@ -254,7 +274,15 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         .batches
         .worker
         .then(|| crate::batches::worker::spawn(&state));
-    tracing::info!(%addr, mode = state.config.mode.as_str(), "invex listening");
+    let (fleet_stop, stop) = tokio::sync::watch::channel(false);
+    let fleet = crate::fleet::spawn(
+        (*state.instance).clone(),
+        state.store.clone(),
+        state.registry.clone(),
+        Duration::from_millis(state.config.instance_poll_ms.max(50)),
+        stop,
+    );
+    tracing::info!(%addr, mode = state.config.mode.as_str(), instance = %state.instance.id, "invex listening");
     if let Some(mailer) = &state.mailer {
         tracing::info!(smtp = mailer.server(), from = %mailer.from(), "console invitations are mailed");
     }
@@ -270,6 +298,7 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         webhooks,
         batches,
         sftp,
+        fleet: Some((fleet_stop, fleet)),
     })
 }
 

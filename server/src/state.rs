@@ -44,6 +44,8 @@ pub struct AppState {
     pub connections: Arc<crate::listener::ConnectionStats>,
     /// The SFTP server's address and host key fingerprint, once it listens.
     pub sftp: Arc<std::sync::OnceLock<(std::net::SocketAddr, String)>>,
+    /// This process among the instances sharing the database.
+    pub instance: Arc<crate::fleet::Instance>,
 }
 
 impl AppState {

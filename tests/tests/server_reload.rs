@@ -84,7 +84,7 @@ async fn tiny_server() -> (TestServer, PathBuf) {
     let packs = dir.path().join("packs");
     tiny_pack(&packs, "1.0", "INV");
     let mut c = support::config(dir.path());
-    c.rulepacks = packs.clone();
+    c.rulepacks = Some(packs.clone());
     (TestServer::launch(c, None, dir).await, packs)
 }
 
@@ -212,7 +212,7 @@ async fn shipped_copy_server() -> (TestServer, PathBuf) {
     let packs = dir.path().join("packs");
     copy_dir(&support::repo().join("rulepacks"), &packs);
     let mut c = support::config(dir.path());
-    c.rulepacks = packs.clone();
+    c.rulepacks = Some(packs.clone());
     (TestServer::launch(c, None, dir).await, packs)
 }
 
@@ -380,7 +380,7 @@ async fn a_settled_multi_step_write_goes_live_once() {
     let packs = dir.path().join("packs");
     tiny_pack(&packs, "1.0", "INV");
     let mut c = support::config(dir.path());
-    c.rulepacks = packs.clone();
+    c.rulepacks = Some(packs.clone());
     c.watch_rulepacks = true;
     c.rulepacks_quiet_ms = 600;
     let s = TestServer::launch(c, None, dir).await;
@@ -417,4 +417,122 @@ async fn a_settled_multi_step_write_goes_live_once() {
         serde_json::json!(["tiny@1.0", "tiny@2.0"])
     );
     assert_eq!(verdict(&s).await, ("invalid".into(), "tiny@2.0".into()));
+}
+
+/// Two instances on one database with the same rule-pack directory, not watching: a reload
+/// through one is in force on the other within 5 seconds, and `/ready` on either lists both
+/// instances with the packs each serves.
+async fn a_reload_on_one_instance_reaches_the_other(database_url: Option<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let packs = dir.path().join("packs");
+    tiny_pack(&packs, "1.0", "INV");
+    let instance = |dir: &Path| {
+        let mut c = support::config(dir);
+        if let Some(url) = &database_url {
+            c.database_url = url.clone();
+        } else {
+            // The second instance opens the first one's SQLite file.
+            c.database_url = format!("sqlite://{}?mode=rwc", packs.join("../shared.db").display());
+        }
+        c.rulepacks = Some(packs.clone());
+        c.instance_poll_ms = 200;
+        c
+    };
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = TestServer::launch(instance(dir_a.path()), None, dir_a).await;
+    let b = TestServer::launch(instance(dir_b.path()), None, dir_b).await;
+
+    let listed = |ready: &Value| -> Vec<(String, Value)> {
+        ready["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["id"].as_str().unwrap().to_string(),
+                    i["rulepacks"].clone(),
+                )
+            })
+            .collect()
+    };
+    // Both report themselves.
+    let mut both = Vec::new();
+    for _ in 0..50 {
+        both = listed(&ready(&a).await);
+        if both.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(both.len(), 2, "{both:?}");
+    let (id_a, id_b) = (
+        ready(&a).await["instance"].as_str().unwrap().to_string(),
+        ready(&b).await["instance"].as_str().unwrap().to_string(),
+    );
+    assert_ne!(id_a, id_b);
+
+    tiny_pack(&packs, "1.1", "INV");
+    let started = std::time::Instant::now();
+    let r = reload(&a).await;
+    assert_eq!(r.status(), 200);
+    let mut on_b = Value::Null;
+    while started.elapsed() < Duration::from_secs(5) {
+        on_b = rulepacks(&b).await;
+        if on_b["packs"][0]["version"] == "1.1" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        on_b["packs"][0]["version"], "1.1",
+        "the other instance still serves {on_b} after 5 s"
+    );
+    assert_eq!(verdict(&b).await.1, "tiny@1.1");
+    // B's reload was caused by the announcement: it is not announced back (A reloads once).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(rulepacks(&a).await["last_reload"]["attempt"], 2);
+    assert_eq!(rulepacks(&b).await["last_reload"]["attempt"], 2);
+
+    // /ready on either lists both with the new version.
+    let mut agreed = Vec::new();
+    for _ in 0..50 {
+        agreed = listed(&ready(&b).await);
+        if agreed
+            .iter()
+            .all(|(_, v)| v == &serde_json::json!(["tiny@1.1"]))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ids: Vec<&str> = agreed.iter().map(|(id, _)| id.as_str()).collect();
+    assert!(
+        ids.contains(&id_a.as_str()) && ids.contains(&id_b.as_str()),
+        "{agreed:?}"
+    );
+    assert!(
+        agreed
+            .iter()
+            .all(|(_, v)| v == &serde_json::json!(["tiny@1.1"])),
+        "{agreed:?}"
+    );
+
+    // An instance that stops leaves the list.
+    let mut b = b;
+    b.running.take().unwrap().shutdown().await.unwrap();
+    let left = listed(&ready(&a).await);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, id_a);
+}
+
+#[tokio::test]
+async fn a_reload_on_one_instance_reaches_another_on_the_same_sqlite_file() {
+    a_reload_on_one_instance_reaches_the_other(None).await;
+}
+
+#[tokio::test]
+#[ignore = "needs PostgreSQL: INVEX_TEST_POSTGRES_URL=postgres://... and `-- --ignored` (.ci/run runs it)"]
+async fn a_reload_on_one_instance_reaches_another_on_postgres() {
+    let (url, _) = support::postgres_schema().await;
+    a_reload_on_one_instance_reaches_the_other(Some(url)).await;
 }

@@ -14,20 +14,65 @@ pub mod validate;
 
 use std::path::PathBuf;
 
+pub mod embedded;
+
 /// Environment variable naming the rule-pack directory.
 pub const RULEPACKS_ENV: &str = "INVEX_RULEPACKS";
 
-/// The rule-pack directory when none is given: `$INVEX_RULEPACKS`, else `./rulepacks`.
-pub fn default_rulepacks_dir() -> PathBuf {
-    match std::env::var_os(RULEPACKS_ENV) {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => PathBuf::from("rulepacks"),
+/// Where rule packs come from: a directory named on the command line or in
+/// `$INVEX_RULEPACKS`, else the packs embedded in this build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rulepacks {
+    Dir(PathBuf),
+    Embedded,
+}
+
+impl Rulepacks {
+    /// `dir` when given, else `$INVEX_RULEPACKS` when set, else the embedded packs.
+    pub fn choose(dir: Option<PathBuf>) -> Rulepacks {
+        match dir {
+            Some(dir) => Rulepacks::Dir(dir),
+            None => match std::env::var_os(RULEPACKS_ENV) {
+                Some(v) if !v.is_empty() => Rulepacks::Dir(PathBuf::from(v)),
+                _ => Rulepacks::Embedded,
+            },
+        }
+    }
+
+    /// The directory to load from (the embedded packs are written out on first use).
+    pub fn dir(&self) -> std::io::Result<PathBuf> {
+        match self {
+            Rulepacks::Dir(dir) => Ok(dir.clone()),
+            Rulepacks::Embedded => embedded::dir(),
+        }
+    }
+
+    /// For messages: the directory, or `embedded`.
+    pub fn describe(&self) -> String {
+        match self {
+            Rulepacks::Dir(dir) => dir.display().to_string(),
+            Rulepacks::Embedded => format!("the embedded rule packs ({})", embedded::DIGEST),
+        }
     }
 }
 
-/// `dir` when given, else [`default_rulepacks_dir`].
-pub fn rulepacks_dir(dir: Option<PathBuf>) -> PathBuf {
-    dir.unwrap_or_else(default_rulepacks_dir)
+/// The rule-pack directory for a command: `dir`, else `$INVEX_RULEPACKS`, else the
+/// embedded packs written out (see [`embedded`]).
+pub fn rulepacks_dir(dir: Option<PathBuf>) -> std::io::Result<PathBuf> {
+    Rulepacks::choose(dir).dir()
+}
+
+/// `$INVEX_CACHE_DIR`, else `$XDG_CACHE_HOME/invex`, else `$HOME/.cache/invex`: the
+/// expression memo and the embedded rule packs' copy.
+pub fn cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("INVEX_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = var("XDG_CACHE_HOME") {
+        return Some(PathBuf::from(dir).join("invex"));
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("invex"))
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! XPath 2.0 as Schematron authors write it: parsed by `xee-xpath-ast` (parser), lowered to
 //! invex's own IR (algebra, `ir`), evaluated natively over a [`Document`] (evaluator,
 //! `eval` + `functions`). Expressions the native compiler does not cover run on xee-xpath
-//! (`fallback`), and `invex rules lint` lists them.
+//! (`fallback`) in builds with the `xpath-fallback` feature, and `invex rules lint` lists
+//! them; other builds refuse them when the pack compiles (no shipped rule needs it, and the
+//! interpreter is most of the engine's dependencies).
 
 mod eval;
+#[cfg(feature = "xpath-fallback")]
 mod fallback;
 mod functions;
 mod guard;
@@ -137,6 +140,8 @@ enum Body {
         /// Decides that the value is empty from absent names.
         empty_guard: Option<guard::Guard>,
     },
+    // Only made in builds with the fallback (see `fallback_expr`).
+    #[cfg_attr(not(feature = "xpath-fallback"), allow(dead_code))]
     Fallback {
         reason: String,
         sc: Arc<StaticContext>,
@@ -282,14 +287,30 @@ fn finish(
             message,
             offset: None,
         }),
-        Err(LowerError::Unsupported(what)) => Ok(Expr {
-            src: src.to_string(),
-            body: Body::Fallback {
-                reason: format!("the native compiler does not support {what}"),
-                sc: Arc::new(sc.clone()),
-            },
-        }),
+        Err(LowerError::Unsupported(what)) => fallback_expr(src, sc, what),
     }
+}
+
+#[cfg(feature = "xpath-fallback")]
+fn fallback_expr(src: &str, sc: &StaticContext, what: String) -> Result<Expr, CompileError> {
+    Ok(Expr {
+        src: src.to_string(),
+        body: Body::Fallback {
+            reason: format!("the native compiler does not support {what}"),
+            sc: Arc::new(sc.clone()),
+        },
+    })
+}
+
+#[cfg(not(feature = "xpath-fallback"))]
+fn fallback_expr(_src: &str, _sc: &StaticContext, what: String) -> Result<Expr, CompileError> {
+    Err(CompileError {
+        message: format!(
+            "the native compiler does not support {what}, and this build has no XPath \
+             fallback (build invex with the `xpath-fallback` feature, or rewrite the expression)"
+        ),
+        offset: None,
+    })
 }
 
 fn native(src: &str, ir: ir::Ir, locals: u32) -> Expr {
@@ -417,6 +438,7 @@ pub struct DocumentNames(Vec<Option<Option<crate::document::NameId>>>);
 /// Per-document evaluation state (variable bindings and per-document caches).
 pub struct Evaluator<'d> {
     state: State<'d>,
+    #[cfg(feature = "xpath-fallback")]
     fallback: Option<fallback::FallbackDoc>,
 }
 
@@ -424,6 +446,7 @@ impl<'d> Evaluator<'d> {
     pub fn new(doc: &'d Document, variable_count: usize) -> Self {
         Evaluator {
             state: State::new(doc, variable_count),
+            #[cfg(feature = "xpath-fallback")]
             fallback: None,
         }
     }
@@ -491,6 +514,12 @@ impl<'d> Evaluator<'d> {
                 }
                 self.state.eval(ir, &Focus::node(context))
             }
+            #[cfg(not(feature = "xpath-fallback"))]
+            Body::Fallback { .. } => Err(EvalError {
+                code: "XPST0017".into(),
+                message: "this build has no XPath fallback".into(),
+            }),
+            #[cfg(feature = "xpath-fallback")]
             Body::Fallback { sc, .. } => {
                 let doc = self.state.doc;
                 if self.fallback.is_none() {
@@ -667,6 +696,7 @@ impl<'d> Evaluator<'d> {
 }
 
 /// Evaluate an expression with the reference evaluator (xee-xpath), for differential tests.
+#[cfg(feature = "xpath-fallback")]
 pub fn reference_eval(
     doc: &Document,
     src: &str,

@@ -42,6 +42,26 @@ pub struct Ready {
     pub rulepack_set: String,
     /// The last load attempt (start, watcher or API).
     pub last_reload: ReloadStatus,
+    /// This instance's id (as listed in `instances`).
+    pub instance: String,
+    /// Every instance sharing the database seen in the last seconds, this one included,
+    /// with the packs each serves: after a reload they should all agree.
+    pub instances: Vec<InstanceView>,
+}
+
+/// One instance sharing the database, as it last reported itself.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstanceView {
+    pub id: String,
+    /// The machine it runs on.
+    pub host: String,
+    pub started_at: String,
+    /// When it last reported itself (about every second).
+    pub seen_at: String,
+    /// Packs in force there, `id@version`.
+    pub rulepacks: Vec<String>,
+    /// `current` or `last-good`, as `rulepack_set` above.
+    pub rulepack_set: String,
 }
 
 #[utoipa::path(get, path = "/ready", tag = "operations", operation_id = "ready",
@@ -59,17 +79,58 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
         ));
     }
     let last_reload = state.registry.status();
+    let instances = instances(&state).await?;
     Ok(Json(Ready {
         status: "ready".into(),
         rulepacks: catalog.versions(),
-        rulepack_set: if last_reload.ok {
-            "current"
-        } else {
-            "last-good"
-        }
-        .into(),
+        rulepack_set: crate::fleet::rulepack_set(&state.registry).into(),
         last_reload,
+        instance: state.instance.id.clone(),
+        instances,
     }))
+}
+
+/// The instances seen lately; this one always among them, as it is now (its own row may
+/// not be written yet right after the start).
+async fn instances(state: &AppState) -> Result<Vec<InstanceView>, Problem> {
+    use crate::fleet::{stale_after, FORGET_AFTER};
+    let poll = std::time::Duration::from_millis(state.config.instance_poll_ms);
+    let ago = |d: std::time::Duration| {
+        crate::clock::format(
+            chrono::Utc::now() - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::zero()),
+        )
+    };
+    let rows = state
+        .store
+        .instances(&ago(stale_after(poll)), &ago(FORGET_AFTER))
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "readiness: instances unreadable");
+            Problem::unavailable("the database does not answer")
+        })?;
+    let mut views: Vec<InstanceView> = rows
+        .into_iter()
+        .filter(|r| r.id != state.instance.id)
+        .map(|r| InstanceView {
+            rulepacks: serde_json::from_str(&r.rulepacks).unwrap_or_default(),
+            id: r.id,
+            host: r.host,
+            started_at: r.started_at,
+            seen_at: r.seen_at,
+            rulepack_set: r.rulepack_set,
+        })
+        .collect();
+    let me = &state.instance;
+    views.push(InstanceView {
+        id: me.id.clone(),
+        host: me.host.clone(),
+        started_at: me.started_at.clone(),
+        seen_at: crate::clock::now(),
+        rulepacks: state.registry.current().versions(),
+        rulepack_set: crate::fleet::rulepack_set(&state.registry).into(),
+    });
+    views.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
+    Ok(views)
 }
 
 #[utoipa::path(get, path = "/metrics", tag = "operations", operation_id = "metrics",

@@ -488,14 +488,38 @@ pub fn router(state: AppState) -> Router {
             .route("/v2", any(v2_not_here))
             .route("/v2/{*rest}", any(v2_not_here));
     }
-    router
+    let router = router
         .merge(crate::openapi::routes(&state))
         .merge(console::routes(&state))
-        .fallback(not_found)
+        .fallback(not_found);
+    // In production over HTTPS (served here, or by the proxy in front of the public
+    // address), browsers are told to use nothing else, for the API as for the console.
+    let https = state.config.tls.is_some()
+        || state
+            .config
+            .public_base()
+            .is_some_and(|u| u.starts_with("https://"));
+    let router = if https && state.config.mode == crate::config::Mode::Production {
+        router.layer(map_response(strict_transport))
+    } else {
+        router
+    };
+    router
         .layer(DefaultBodyLimit::max(state.config.limits.max_body_bytes))
         .layer(CatchPanicLayer::custom(panic_problem))
         .layer(from_fn_with_state(state.clone(), context::observe))
         .with_state(state)
+}
+
+/// `Strict-Transport-Security` on every answer (one year, subdomains too).
+async fn strict_transport(mut response: axum::response::Response) -> axum::response::Response {
+    response
+        .headers_mut()
+        .entry(axum::http::header::STRICT_TRANSPORT_SECURITY)
+        .or_insert(axum::http::HeaderValue::from_static(
+            "max-age=31536000; includeSubDomains",
+        ));
+    response
 }
 
 /// The handler behind its authentication layer (public routes have none).

@@ -4,6 +4,7 @@
 mod backlog;
 mod batches;
 mod conversions;
+mod instances;
 mod keys;
 mod people;
 mod sending;
@@ -26,6 +27,7 @@ pub use batches::{
     DocumentResult, DocumentRow, NewBatchDocument,
 };
 pub use conversions::{ConversionRecord, InputRecord};
+pub use instances::{Generation, InstanceRow};
 pub use keys::{KeyRecord, RevokeOutcome};
 pub use people::{
     Invited, LinkRecord, PersonChange, PersonRecord, SessionRecord, SESSION_LINK, SESSION_PASSWORD,

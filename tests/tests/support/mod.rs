@@ -64,7 +64,7 @@ pub fn config(dir: &Path) -> Config {
         bind: "127.0.0.1:0".parse().expect("addr"),
         mode: Mode::Sandbox,
         database_url: format!("sqlite://{}?mode=rwc", dir.join("invex.db").display()),
-        rulepacks: repo().join("rulepacks"),
+        rulepacks: Some(repo().join("rulepacks")),
         watch_rulepacks: false,
         bootstrap_key: Some(BOOTSTRAP.to_string()),
         // The simulated buyer answers quickly in tests; one test waits longer on purpose.
@@ -92,7 +92,7 @@ impl TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut c = config(dir.path());
         adjust(&mut c);
-        let registry = (c.rulepacks == repo().join("rulepacks")).then(shipped);
+        let registry = (c.rulepacks == Some(repo().join("rulepacks"))).then(shipped);
         TestServer::launch(c, registry, dir).await
     }
 
