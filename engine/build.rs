@@ -1,11 +1,23 @@
 //! Fingerprints the XPath compiler's source for the expression memo (`xpath::memo`): a memo
 //! file written by one build is read only by a build of the same compiler, so a change to
 //! the IR or the lowering can never meet IR written before it.
+//!
+//! Also probes the test prerequisites from outside the repository (../tools/build/probe.rs);
+//! the engine's own tests need the conformance corpus and xmllint.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
 
+include!("../tools/build/probe.rs");
+
 fn main() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    probe_test_environment(
+        Path::new(&manifest)
+            .parent()
+            .expect("the crate lies in the workspace"),
+    );
+
     let dir = Path::new("src/xpath");
     println!("cargo:rerun-if-changed=src/xpath");
     let mut files: Vec<_> = std::fs::read_dir(dir)

@@ -19,8 +19,10 @@
 //!
 //! The mutants are written to a temporary directory and handed to xmllint in batches (one
 //! schema load per batch). `INVEX_XSD_SEED` and `INVEX_XSD_MUTANTS` change the seed and the
-//! count (default 6,000). Without xmllint the test says that it skipped, unless
-//! `INVEX_REQUIRE_XMLLINT=1` (set by `.ci/run`), which turns the skip into a failure.
+//! count (default 6,000). Without xmllint or the corpus when the tests are built
+//! (engine/build.rs), the test is compiled as ignored and the summary says why, unless
+//! `INVEX_REQUIRE_XMLLINT=1` / `INVEX_REQUIRE_CORPUS=1` (set by `.ci/run`) make that a build
+//! error.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -41,12 +43,21 @@ fn xsd_dir() -> PathBuf {
     repo().join("rulepacks/ubl-2.1-xsd/2.1/xsd")
 }
 
-fn corpus() -> Option<PathBuf> {
-    let root = std::env::var_os("INVEX_CONFORMANCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/conformance"));
+/// The conformance corpus (`INVEX_CONFORMANCE`, else `../shared/conformance` next to the
+/// repository). It was there when the tests were built (else the tests that call this are
+/// ignored), so its absence now fails.
+fn corpus() -> PathBuf {
+    let root = match std::env::var_os("INVEX_CONFORMANCE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => repo().join("../shared/conformance"),
+    };
     let corpus = root.join("corpus");
-    corpus.is_dir().then_some(corpus)
+    assert!(
+        corpus.is_dir(),
+        "the conformance corpus is missing at {}, though it was found when the tests were built",
+        corpus.display()
+    );
+    corpus
 }
 
 fn xml_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -67,11 +78,18 @@ fn xml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn xmllint_available() -> bool {
-    Command::new("xmllint")
+/// xmllint was found when the tests were built (else the test that calls this is ignored),
+/// so its absence now fails.
+fn require_xmllint() {
+    let runs = Command::new("xmllint")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        runs,
+        "xmllint does not run, though it was found when the tests were built \
+         (Debian: apt-get install libxml2-utils)"
+    );
 }
 
 /// splitmix64: small, deterministic, good enough to pick mutations.
@@ -524,19 +542,18 @@ fn judge(schema: &Schema, cases: &[Case], dir: &Path) -> Outcome {
 }
 
 #[test]
+// One reason at a time: a second `ignore` would be a duplicate attribute (a warning).
+#[cfg_attr(
+    invex_no_corpus,
+    ignore = "no conformance corpus: set INVEX_CONFORMANCE or provide ../shared/conformance (.ci/run requires it)"
+)]
+#[cfg_attr(
+    all(invex_no_xmllint, not(invex_no_corpus)),
+    ignore = "xmllint not installed (Debian: libxml2-utils; .ci/run requires it)"
+)]
 fn schema_layer_agrees_with_xmllint_on_the_corpus_and_its_mutants() {
-    let Some(corpus) = corpus() else {
-        eprintln!("SKIPPED xsd differential test: no conformance corpus (set INVEX_CONFORMANCE or provide ../shared/conformance)");
-        return;
-    };
-    if !xmllint_available() {
-        let msg = "SKIPPED xsd differential test: xmllint not found (Debian: apt-get install libxml2-utils)";
-        if std::env::var("INVEX_REQUIRE_XMLLINT").is_ok_and(|v| v == "1") {
-            panic!("{msg}, and INVEX_REQUIRE_XMLLINT=1 requires it");
-        }
-        eprintln!("{msg}");
-        return;
-    }
+    let corpus = corpus();
+    require_xmllint();
     let schema = Schema::ubl_2_1(&xsd_dir()).expect("the UBL 2.1 schemas compile");
     let mut files = Vec::new();
     xml_files(&corpus, &mut files);
@@ -653,11 +670,12 @@ fn schema_layer_agrees_with_xmllint_on_the_corpus_and_its_mutants() {
 /// schema-valid per xmllint (CONFORMANCE.md), are valid for invex; the two Greek national
 /// examples that xmllint refuses are refused at the same element.
 #[test]
+#[cfg_attr(
+    invex_no_corpus,
+    ignore = "no conformance corpus: set INVEX_CONFORMANCE or provide ../shared/conformance (.ci/run requires it)"
+)]
 fn corpus_examples_that_xmllint_accepts_are_schema_valid() {
-    let Some(corpus) = corpus() else {
-        eprintln!("SKIPPED schema validity of the corpus examples: no conformance corpus");
-        return;
-    };
+    let corpus = corpus();
     let schema = Schema::ubl_2_1(&xsd_dir()).expect("the UBL 2.1 schemas compile");
     let mut files = Vec::new();
     for dir in [

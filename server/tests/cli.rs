@@ -620,3 +620,79 @@ fn convert_takes_a_pohoda_export() {
         ]
     );
 }
+
+/// From an empty directory, with an empty cache: `invex validate` uses the packs embedded in
+/// the binary (written out once into the cache), and `rules lock` without a directory
+/// refuses to write into that copy.
+#[test]
+fn the_embedded_packs_work_from_an_empty_directory() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let invoice = repo().join("examples/invoice-sk.xml");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_invex"))
+            .current_dir(empty.path())
+            .env("INVEX_CACHE_DIR", cache.path())
+            .env_remove("INVEX_RULEPACKS")
+            .args(args)
+            .output()
+            .expect("invex runs")
+    };
+    let o = run(&[
+        "validate",
+        "--profile",
+        "peppol-bis3-sk",
+        invoice.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON report");
+    assert_eq!(report["verdict"], "valid");
+    assert!(cache
+        .path()
+        .join("rulepacks")
+        .join(invex_tools::embedded::DIGEST)
+        .join("profiles.yaml")
+        .is_file());
+    // Nothing was written where the command ran.
+    assert_eq!(std::fs::read_dir(empty.path()).expect("list").count(), 0);
+
+    let o = run(&["rules", "lock"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("name the directory"));
+    let o = run(&["rules", "lock", "--check"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// `invex completions SHELL` prints a completion script and `invex man` a man page, both
+/// generated from the same command definition (so they know every subcommand).
+#[test]
+fn completions_and_man_page() {
+    let o = invex(&["completions", "bash"]);
+    assert!(o.status.success());
+    let script = stdout(&o);
+    assert!(
+        script.contains("complete") && script.contains("invex"),
+        "{script}"
+    );
+    assert!(script.contains("validate") && script.contains("completions"));
+    let o = invex(&["completions", "zsh"]);
+    assert!(o.status.success() && stdout(&o).starts_with("#compdef invex"));
+    let o = invex(&["man"]);
+    assert!(o.status.success());
+    let page = stdout(&o);
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH invex"),
+        "{page}"
+    );
+    assert!(page.contains("validate") && page.contains("serve"));
+}

@@ -229,7 +229,7 @@ async fn a_zip_of_invoices_is_validated_in_the_background_with_its_outcomes_and_
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
     assert_eq!(zip.len(), 37);
     let names: Vec<String> = (0..zip.len())
-        .map(|i| zip.by_index(i).unwrap().name().to_string())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
         .collect();
     assert_eq!(names[0], "batch.json");
     assert_eq!(names[1], "000001_invoices_FV-001.xml.report.json");
@@ -529,7 +529,7 @@ async fn a_convert_batch_makes_conversions_through_the_review_gate() {
     let bytes = r.bytes().await.unwrap();
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes.to_vec())).unwrap();
     let names: Vec<String> = (0..zip.len())
-        .map(|i| zip.by_index(i).unwrap().name().to_string())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
         .collect();
     let ubl = format!("000001_ready.json.{conversion}.xml");
     assert!(

@@ -35,7 +35,7 @@ async fn template(s: &TestServer) -> Vec<(String, Vec<u8>)> {
             let mut f = zip.by_index(i).expect("member");
             let mut content = Vec::new();
             f.read_to_end(&mut content).expect("read");
-            (f.name().to_string(), content)
+            (f.name().expect("an entry name").to_string(), content)
         })
         .collect()
 }

@@ -88,32 +88,32 @@ pub fn ensure(parent: &Path) -> io::Result<PathBuf> {
         return Ok(target);
     }
     // Written beside the target and renamed into place, so that another process never
-    // loads a half-written copy; a copy that does not match is moved aside first.
+    // loads a half-written copy. Processes starting together all get here: the first
+    // rename wins and the others use its copy (a directory is never renamed over a
+    // non-empty one); a copy that does not match is moved aside, never loaded.
     let fresh = tempfile::Builder::new()
         .prefix(&format!(".{DIGEST}."))
         .tempdir_in(parent)?;
     write_all(fresh.path())?;
-    if target.exists() {
+    for _ in 0..3 {
+        if std::fs::rename(fresh.path(), &target).is_ok() {
+            // The directory is the copy now: nothing left to remove.
+            let _ = fresh.keep();
+            return Ok(target);
+        }
+        if matches(&target)? {
+            return Ok(target);
+        }
         let stale = tempfile::Builder::new()
             .prefix(&format!(".{DIGEST}.stale."))
             .tempdir_in(parent)?;
-        let aside = stale.path().join("old");
-        std::fs::rename(&target, &aside)?;
-        drop(stale);
+        // Another process may have moved it already; the next rename tells.
+        let _ = std::fs::rename(&target, stale.path().join("old"));
     }
-    let fresh = fresh.keep();
-    match std::fs::rename(&fresh, &target) {
-        Ok(()) => Ok(target),
-        // Another process put its copy in place first: use it if it is whole.
-        Err(_) if matches(&target)? => {
-            let _ = std::fs::remove_dir_all(&fresh);
-            Ok(target)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&fresh);
-            Err(e)
-        }
-    }
+    Err(io::Error::other(format!(
+        "{} keeps changing while the embedded rule packs are written there",
+        target.display()
+    )))
 }
 
 fn create_private_dir(dir: &Path) -> io::Result<()> {
@@ -185,6 +185,27 @@ mod tests {
         for (rel, content) in files() {
             assert_eq!(std::fs::read(root.join(rel)).expect(rel), content, "{rel}");
         }
+    }
+
+    #[test]
+    fn processes_starting_together_share_one_whole_copy() {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let dirs: Vec<PathBuf> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| ensure(cache.path()).expect("written")))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("thread"))
+                .collect()
+        });
+        assert!(dirs.iter().all(|d| d == &dirs[0]));
+        assert!(matches(&dirs[0]).expect("readable"));
+        let names: Vec<_> = std::fs::read_dir(cache.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from(DIGEST)]);
     }
 
     #[test]

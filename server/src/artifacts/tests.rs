@@ -7,6 +7,7 @@ use lopdf::{Document, Object};
 use super::font::Fonts;
 use super::layout::{Layout, Op, PAGE_HEIGHT, PAGE_WIDTH};
 use super::{document, render_pdf, RenderError};
+use crate::convert::roundtrip::corpus;
 use crate::invoice::{self as invoice_view, ReadError};
 
 const INVOICE_SK: &str = include_str!("testdata/invoice-sk.xml");
@@ -50,26 +51,6 @@ fn assert_contains(text: &str, needles: &[&str]) {
             flat.contains(needle),
             "missing {needle:?} in extracted text:\n{text}"
         );
-    }
-}
-
-/// The conformance corpus (`INVEX_CONFORMANCE`, else `../shared/conformance` next to the
-/// repository), if present.
-fn corpus() -> Option<PathBuf> {
-    let root = std::env::var_os("INVEX_CONFORMANCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance")
-        });
-    let corpus = root.join("corpus");
-    if corpus.is_dir() {
-        Some(corpus)
-    } else {
-        eprintln!(
-            "SKIPPED: conformance corpus not found at {}",
-            corpus.display()
-        );
-        None
     }
 }
 
@@ -456,8 +437,12 @@ fn corpus_examples(corpus: &std::path::Path) -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    invex_no_corpus,
+    ignore = "no conformance corpus: set INVEX_CONFORMANCE or provide ../shared/conformance (.ci/run requires it)"
+)]
 fn corpus_examples_render_and_read_back() {
-    let Some(corpus) = corpus() else { return };
+    let corpus = corpus();
     let files = corpus_examples(&corpus);
     assert!(!files.is_empty());
     for path in files {
@@ -486,8 +471,12 @@ fn corpus_examples_render_and_read_back() {
 }
 
 #[test]
+#[cfg_attr(
+    invex_no_corpus,
+    ignore = "no conformance corpus: set INVEX_CONFORMANCE or provide ../shared/conformance (.ci/run requires it)"
+)]
 fn corpus_credit_note_and_allowances() {
-    let Some(corpus) = corpus() else { return };
+    let corpus = corpus();
     let read = |p: &str| std::fs::read_to_string(corpus.join(p)).expect("corpus file");
     let credit = render(&read("peppol/examples/base-creditnote-correction.xml"));
     assert_contains(
