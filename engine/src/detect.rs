@@ -222,7 +222,7 @@ mod tests {
 
     /// The shipped declarations.
     fn shipped() -> ProfilesDef {
-        serde_yaml::from_str(include_str!("../../rulepacks/profiles.yaml"))
+        crate::yaml::from_str(include_str!("../../rulepacks/profiles.yaml"))
             .expect("the shipped profiles.yaml")
     }
 

@@ -15,3 +15,4 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod xpath;
+pub mod yaml;

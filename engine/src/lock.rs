@@ -118,7 +118,7 @@ fn read_lock<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, L
             })
         }
     };
-    serde_yaml::from_str(&text)
+    crate::yaml::from_str(&text)
         .map(Some)
         .map_err(|e| LockError::Parse {
             path: path.to_path_buf(),
@@ -130,7 +130,7 @@ fn write_lock<T: Serialize>(path: &Path, lock: &T) -> Result<(), LockError> {
     // Plain structs of strings and numbers: serialization cannot fail.
     let text = format!(
         "{HEADER}{}",
-        serde_yaml::to_string(lock).unwrap_or_default()
+        crate::yaml::to_string(lock).unwrap_or_default()
     );
     std::fs::write(path, text).map_err(|source| LockError::Write {
         path: path.to_path_buf(),

@@ -10,7 +10,7 @@ fn every_pack_matches_its_catalogue_snapshot() {
     let cat = catalogue(&rulepacks()).expect("shipped rule packs load");
     assert!(!cat.packs.is_empty());
     for pack in &cat.packs {
-        let yaml = serde_yaml::to_string(pack).expect("catalogue serialises");
+        let yaml = invex_engine::yaml::to_string(pack).expect("catalogue serialises");
         insta::assert_snapshot!(format!("{}@{}", pack.pack, pack.version), yaml);
     }
 }
@@ -18,6 +18,6 @@ fn every_pack_matches_its_catalogue_snapshot() {
 #[test]
 fn profiles_match_their_snapshot() {
     let cat = catalogue(&rulepacks()).expect("shipped rule packs load");
-    let yaml = serde_yaml::to_string(&cat.profiles).expect("profiles serialise");
+    let yaml = invex_engine::yaml::to_string(&cat.profiles).expect("profiles serialise");
     insta::assert_snapshot!("profiles", yaml);
 }

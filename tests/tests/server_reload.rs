@@ -232,11 +232,12 @@ async fn a_truncated_pattern_file_that_is_still_yaml_is_refused_and_the_last_goo
     let (s, packs) = shipped_copy_server().await;
     let model = packs.join("en16931-ubl/1.3.16/patterns/model.yaml");
     let text = std::fs::read_to_string(&model).unwrap();
-    let full: PatternDef = serde_yaml::from_str(&text).unwrap();
+    let full: PatternDef = invex_engine::yaml::from_str(&text).unwrap();
     // Cut at the start of a rule: what is left is valid YAML and a valid pattern.
     let marker = "\n  - context: cac:AccountingSupplierParty\n";
     let cut = text.find(marker).unwrap() + 1;
-    let kept: PatternDef = serde_yaml::from_str(&text[..cut]).expect("still a pattern file");
+    let kept: PatternDef =
+        invex_engine::yaml::from_str(&text[..cut]).expect("still a pattern file");
     let dropped = &full.rules[kept.rules.len()..];
     let dropped_checks: usize = dropped
         .iter()

@@ -147,7 +147,7 @@ pub fn catalogue(dir: &Path) -> Result<Catalogue, LoadError> {
 pub fn snapshot(dir: &Path) -> Result<String, LoadError> {
     let c = catalogue(dir)?;
     // Plain structs of strings and enums: serialization cannot fail.
-    Ok(serde_yaml::to_string(&c).unwrap_or_default())
+    Ok(invex_engine::yaml::to_string(&c).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -51,14 +51,14 @@ pub struct PackDef {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub namespaces: Namespaces,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub lets: Vec<LetDef>,
     /// Pattern files, relative to the pack directory, in evaluation order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub patterns: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub overrides: Vec<OverrideDef>,
     /// An XML Schema checked before the pack's patterns (a schema pack; see
     /// docs/rule-packs.md).
@@ -148,9 +148,9 @@ pub struct PatternDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Pattern lets are global (evaluated once per document).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub lets: Vec<LetDef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub rules: Vec<RuleDef>,
 }
 
@@ -158,11 +158,11 @@ pub struct PatternDef {
 #[serde(deny_unknown_fields)]
 pub struct RuleDef {
     pub context: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub lets: Vec<LetDef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub asserts: Vec<CheckDef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub reports: Vec<CheckDef>,
 }
 
@@ -176,11 +176,11 @@ pub struct CheckDef {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub business_terms: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub fixtures: FixturesDef,
 }
 
@@ -188,9 +188,9 @@ pub struct CheckDef {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FixturesDef {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub pass: Vec<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub fail: Vec<String>,
 }
 
@@ -200,9 +200,9 @@ pub struct FixturesDef {
 pub struct ProfilesDef {
     /// The document types profiles name in `documents` (and types recognised but not
     /// supported yet, so that their refusal can say so).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub document_types: Vec<DocumentTypeDef>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub profiles: Vec<ProfileDef>,
 }
 
@@ -239,18 +239,28 @@ pub struct ProfileDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// `pack-id@version`, lowest layer first.
+    #[serde(deserialize_with = "crate::yaml::blank_as_default")]
     pub packs: Vec<String>,
     /// Ids of the document types (`document_types`) the profile validates; any other
     /// document element gets the fatal finding `INVEX-DOCTYPE` instead of the rules.
+    #[serde(deserialize_with = "crate::yaml::blank_as_default")]
     pub documents: Vec<String>,
     /// Specification identifiers (BT-24, `cbc:CustomizationID`) the profile is for: an
     /// identifier equal to or starting with one of them. Profile detection uses them; a
     /// profile named explicitly validates a document whatever its identifier says (its
     /// rules, e.g. BR-01 and PEPPOL-EN16931-R004, judge the identifier).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::yaml::blank_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub customization_ids: Vec<String>,
     /// How detection treats the profile.
-    #[serde(default, skip_serializing_if = "DetectionDef::is_default")]
+    #[serde(
+        default,
+        deserialize_with = "crate::yaml::blank_as_default",
+        skip_serializing_if = "DetectionDef::is_default"
+    )]
     pub detection: DetectionDef,
     /// The first day this version is in force (`YYYY-MM-DD`); absent: in force from the
     /// start. A bare profile name resolves to the newest version in force on the day asked
@@ -391,23 +401,16 @@ fn render_all(diags: &[Diagnostic]) -> String {
         .join("\n")
 }
 
-/// Turn a serde_yaml error into a diagnostic at its location.
-fn yaml_diagnostic(file: &Path, e: &serde_yaml::Error) -> Diagnostic {
-    let mut message = e.to_string();
+/// Turn a YAML error into a diagnostic at its location.
+fn yaml_diagnostic(file: &Path, e: &crate::yaml::Error) -> Diagnostic {
     match e.location() {
-        Some(loc) => {
-            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
-            if let Some(stripped) = message.strip_suffix(&suffix) {
-                message = stripped.to_string();
-            }
-            Diagnostic {
-                file: file.to_path_buf(),
-                line: loc.line(),
-                column: loc.column(),
-                message,
-            }
-        }
-        None => Diagnostic::file(file, message),
+        Some((line, column)) => Diagnostic {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: e.message().to_string(),
+        },
+        None => Diagnostic::file(file, e.message()),
     }
 }
 
@@ -486,7 +489,7 @@ fn read_yaml<T: serde::de::DeserializeOwned>(
             return None;
         }
     };
-    match serde_yaml::from_str::<T>(&text) {
+    match crate::yaml::from_str::<T>(&text) {
         Ok(def) => Some(Source {
             file: file.to_path_buf(),
             def,

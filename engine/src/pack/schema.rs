@@ -24,8 +24,10 @@ pub struct SchemaDef {
     pub format: SchemaFormat,
     /// The schema documents whose global elements are accepted document elements,
     /// relative to the pack directory.
+    #[serde(deserialize_with = "crate::yaml::blank_as_default")]
     pub documents: Vec<String>,
     /// One rule per kind of schema violation (`UBL-XSD-*`), in the order reports list them.
+    #[serde(deserialize_with = "crate::yaml::blank_as_default")]
     pub rules: Vec<SchemaRuleDef>,
 }
 
@@ -47,7 +49,7 @@ pub struct SchemaRuleDef {
     pub remediation: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::yaml::blank_as_default")]
     pub fixtures: FixturesDef,
 }
 

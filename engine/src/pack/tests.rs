@@ -123,7 +123,7 @@ fn loads_a_good_tree() {
 
 #[test]
 fn versions_that_look_like_numbers_stay_strings() {
-    let def: PackDef = serde_yaml::from_str(
+    let def: PackDef = crate::yaml::from_str(
         "pack: a\nversion: 2026.10\ntitle: x\nnamespaces: {z: 'urn:z', a: 'urn:a', m: 'urn:m'}\n",
     )
     .unwrap();
@@ -165,6 +165,85 @@ fn unknown_field_is_located() {
     assert_eq!(d.line, 12, "{d}");
     assert!(d.message.contains("unknown field `ownr`"), "{d}");
     assert!(!d.message.contains(" at line "), "{d}");
+}
+
+#[test]
+fn schema_errors_name_the_path_and_point_at_the_node() {
+    let dir = tempfile::tempdir().unwrap();
+    good_tree(dir.path());
+    let file = dir.path().join("p/1.0/patterns/main.yaml");
+    let cases = [
+        // A value of the wrong type: at the value.
+        (
+            GOOD_PATTERN.replace("business_terms: [BG-25]", "business_terms: {a: b}"),
+            (11, 25),
+            "rules[0].asserts[0].business_terms: ",
+        ),
+        (
+            GOOD_PATTERN.replace("flag: fatal", "flag: [fatal]"),
+            (7, 15),
+            "rules[0].asserts[0].flag: ",
+        ),
+        // A missing field: at the mapping that lacks it.
+        (
+            GOOD_PATTERN.replace("        message: A document has lines.\n", ""),
+            (6, 9),
+            "rules[0].asserts[0]: missing field `message`",
+        ),
+        // A repeated key: at the repetition.
+        (
+            GOOD_PATTERN.replace(
+                "        owner: line-items\n",
+                "        owner: line-items\n        owner: amounts\n",
+            ),
+            (13, 9),
+            "rules[0].asserts[0]: duplicate mapping key `owner`",
+        ),
+        // Two documents: at the second.
+        (
+            format!("{GOOD_PATTERN}---\npattern: x\n"),
+            (17, 1),
+            "document",
+        ),
+    ];
+    for (text, (line, column), message) in cases {
+        write(dir.path(), "p/1.0/patterns/main.yaml", &text);
+        let (_, diags) = load(dir.path());
+        let d = only(&diags);
+        assert_eq!(d.file, file);
+        assert_eq!((d.line, d.column), (line, column), "{d}");
+        assert!(d.message.contains(message), "{d}");
+        assert!(!d.message.contains(" at line "), "{d}");
+    }
+}
+
+#[test]
+fn blank_lists_and_mappings_read_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    good_tree(dir.path());
+    let text = GOOD_PATTERN
+        .replace("business_terms: [BG-25]", "business_terms:")
+        .replace(
+            "        fixtures:\n          pass: [ok.xml]\n          fail: [bad.xml]\n",
+            "        fixtures:\n",
+        )
+        .replace("title: Main rules\n", "title: Main rules\nlets: ~\n");
+    write(dir.path(), "p/1.0/patterns/main.yaml", &text);
+    let (tree, diags) = load(dir.path());
+    assert!(diags.is_empty(), "{diags:#?}");
+    let check = &tree.packs[0].patterns[0].def.rules[0].asserts[0];
+    assert!(check.business_terms.is_empty());
+    assert_eq!(check.fixtures, FixturesDef::default());
+    assert!(tree.packs[0].patterns[0].def.lets.is_empty());
+    // A blank `packs:` is an empty list, which the loader refuses by name.
+    let diags = load_with_profiles(&format!(
+        "{T_DOCUMENT_TYPES}profiles:\n  - id: prof\n    version: '1'\n    packs:\n    documents: [t-doc]\n"
+    ));
+    assert!(!diags.is_empty());
+    assert!(
+        diags.iter().all(|d| !d.message.contains("expected")),
+        "{diags:#?}"
+    );
 }
 
 #[test]
