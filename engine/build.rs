@@ -11,13 +11,7 @@ use std::path::Path;
 include!("../tools/build/probe.rs");
 
 fn main() {
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    probe_test_environment(
-        Path::new(&manifest)
-            .parent()
-            .expect("the crate lies in the workspace"),
-    );
-
+    probe_this_crate();
     let dir = Path::new("src/xpath");
     println!("cargo:rerun-if-changed=src/xpath");
     let mut files: Vec<_> = std::fs::read_dir(dir)

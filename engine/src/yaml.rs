@@ -489,49 +489,28 @@ impl<S: Serializer> Serializer for StyledSerializer<S> {
     }
 }
 
-impl<C: SerializeSeq> SerializeSeq for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.0.serialize_element(&Styled(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
+// The sequence-like compounds differ only in their trait and method names.
+macro_rules! styled_elements {
+    ($($trait:ident::$method:ident),* $(,)?) => {$(
+        impl<C: $trait> $trait for StyledCompound<C> {
+            type Ok = C::Ok;
+            type Error = C::Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
+                self.0.$method(&Styled(value))
+            }
+            fn end(self) -> Result<C::Ok, C::Error> {
+                self.0.end()
+            }
+        }
+    )*};
 }
 
-impl<C: SerializeTuple> SerializeTuple for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.0.serialize_element(&Styled(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
-}
-
-impl<C: SerializeTupleStruct> SerializeTupleStruct for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.0.serialize_field(&Styled(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
-}
-
-impl<C: SerializeTupleVariant> SerializeTupleVariant for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), C::Error> {
-        self.0.serialize_field(&Styled(value))
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
-}
+styled_elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
 
 impl<C: SerializeMap> SerializeMap for StyledCompound<C> {
     type Ok = C::Ok;

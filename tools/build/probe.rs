@@ -13,6 +13,13 @@
 // changes, not when something missing appears: after installing a tool (or providing the
 // corpus) `touch <crate>/build.rs` or `cargo clean -p <crate>`.
 
+/// [`probe_test_environment`] for the crate being built (a member of the workspace).
+fn probe_this_crate() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let manifest = std::path::Path::new(&manifest);
+    probe_test_environment(manifest.parent().unwrap_or(manifest));
+}
+
 /// Prints the cfgs and rerun conditions of the test prerequisites; `repo` is the workspace
 /// root.
 fn probe_test_environment(repo: &std::path::Path) {
