@@ -527,41 +527,30 @@ impl<C: SerializeMap> SerializeMap for StyledCompound<C> {
     }
 }
 
-impl<C: SerializeStruct> SerializeStruct for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.0.serialize_field(key, &Styled(value))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.0.skip_field(key)
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
+// The struct-like compounds, likewise.
+macro_rules! styled_fields {
+    ($($trait:ident),* $(,)?) => {$(
+        impl<C: $trait> $trait for StyledCompound<C> {
+            type Ok = C::Ok;
+            type Error = C::Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), C::Error> {
+                self.0.serialize_field(key, &Styled(value))
+            }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
+                self.0.skip_field(key)
+            }
+            fn end(self) -> Result<C::Ok, C::Error> {
+                self.0.end()
+            }
+        }
+    )*};
 }
 
-impl<C: SerializeStructVariant> SerializeStructVariant for StyledCompound<C> {
-    type Ok = C::Ok;
-    type Error = C::Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), C::Error> {
-        self.0.serialize_field(key, &Styled(value))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), C::Error> {
-        self.0.skip_field(key)
-    }
-    fn end(self) -> Result<C::Ok, C::Error> {
-        self.0.end()
-    }
-}
+styled_fields!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests;
