@@ -138,9 +138,10 @@ async fn step(
     // A reload of this instance's own (API, watcher): tell the others.
     let status = registry.status();
     if status.attempt > *attempt {
-        *attempt = status.attempt;
         if status.ok {
             let versions = serde_json::to_string(&status.versions).unwrap_or_default();
+            // Marked done only once written: when the database does not answer, the
+            // announcement is made at the next step.
             let generation = store
                 .announce_rulepacks(&instance.id, &versions, &crate::clock::now())
                 .await?;
@@ -150,6 +151,7 @@ async fn step(
             );
             *known = generation;
         }
+        *attempt = status.attempt;
     }
     // Another instance's announcement: reload this instance's own source.
     let latest = store.rulepack_generation().await?;

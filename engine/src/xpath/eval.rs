@@ -354,6 +354,7 @@ impl<'d> State<'d> {
     /// global variables: an error surfaces in the rule that uses the variable, and a
     /// variable no rule reaches never fails the report).
     /// A global's value for the fallback evaluator (unbound slots are empty).
+    #[cfg(feature = "xpath-fallback")]
     pub fn global_value(&mut self, i: usize) -> R<Sequence> {
         if i >= self.globals.len() {
             return Ok(Vec::new());
