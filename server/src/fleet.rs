@@ -61,6 +61,8 @@ pub fn stale_after(poll: Duration) -> Duration {
 }
 /// Rows of instances not seen for this long (killed, never stopped cleanly) are removed.
 pub const FORGET_AFTER: Duration = Duration::from_secs(24 * 3600);
+/// How often an instance removes such rows.
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// The instance's row as it stands now.
 fn row(instance: &Instance, registry: &Registry) -> InstanceRow {
@@ -112,6 +114,9 @@ async fn run(
         }
     };
     let mut attempt = registry.status().attempt;
+    // Rows of killed instances are removed here, once a minute, not by every `/ready`
+    // (which load balancers call often and which only reads).
+    let mut pruned: Option<std::time::Instant> = None;
     let mut tick = tokio::time::interval(poll.max(Duration::from_millis(50)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -121,6 +126,14 @@ async fn run(
         }
         if let Err(e) = step(&instance, &store, &registry, &mut known, &mut attempt).await {
             tracing::warn!(error = %e, "instances: rule-pack synchronisation failed; retrying");
+        }
+        if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+            pruned = Some(std::time::Instant::now());
+            let before = chrono::Utc::now()
+                - chrono::Duration::from_std(FORGET_AFTER).unwrap_or(chrono::Duration::zero());
+            if let Err(e) = store.forget_instances(&crate::clock::format(before)).await {
+                tracing::debug!(error = %e, "instances: old rows not removed; next time");
+            }
         }
     }
     if let Err(e) = store.instance_gone(&instance.id).await {

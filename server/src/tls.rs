@@ -91,11 +91,6 @@ impl Tls {
         let every = Duration::from_millis(self.certs.config.recheck_ms.max(100));
         tokio::spawn(recheck(Arc::downgrade(&self.certs), every));
     }
-
-    /// Re-read the pair if its files changed; `Ok(true)` when a new certificate is in force.
-    pub fn reload_if_changed(&self) -> Result<bool, TlsError> {
-        self.certs.reload_if_changed()
-    }
 }
 
 async fn recheck(certs: Weak<Certificates>, every: Duration) {

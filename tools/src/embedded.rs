@@ -41,11 +41,6 @@ impl Iterator for Entries {
     }
 }
 
-/// The embedded file at `path` (`/`-separated, relative to the rule-pack root).
-pub fn file(path: &str) -> Option<&'static [u8]> {
-    files().find(|(p, _)| *p == path).map(|(_, c)| c)
-}
-
 /// The directory holding the embedded packs, written on first use (see the module docs).
 pub fn dir() -> io::Result<PathBuf> {
     static DIR: OnceLock<Result<Copy, String>> = OnceLock::new();
@@ -175,6 +170,10 @@ fn list(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file(path: &str) -> Option<&'static [u8]> {
+        files().find(|(p, _)| *p == path).map(|(_, c)| c)
+    }
 
     #[test]
     fn the_archive_holds_the_shipped_packs() {

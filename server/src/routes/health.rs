@@ -93,7 +93,7 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Ready>, Problem
 /// The instances seen lately; this one always among them, as it is now (its own row may
 /// not be written yet right after the start).
 async fn instances(state: &AppState) -> Result<Vec<InstanceView>, Problem> {
-    use crate::fleet::{stale_after, FORGET_AFTER};
+    use crate::fleet::stale_after;
     let poll = std::time::Duration::from_millis(state.config.instance_poll_ms);
     let ago = |d: std::time::Duration| {
         crate::clock::format(
@@ -102,7 +102,7 @@ async fn instances(state: &AppState) -> Result<Vec<InstanceView>, Problem> {
     };
     let rows = state
         .store
-        .instances(&ago(stale_after(poll)), &ago(FORGET_AFTER))
+        .instances(&ago(stale_after(poll)))
         .await
         .map_err(|e| {
             tracing::warn!(error = %e, "readiness: instances unreadable");

@@ -55,17 +55,17 @@ impl Store {
         Ok(())
     }
 
-    /// Instances seen at or after `since`, oldest start first; rows older than `forget`
-    /// (killed instances) are removed on the way.
-    pub async fn instances(
-        &self,
-        since: &str,
-        forget: &str,
-    ) -> Result<Vec<InstanceRow>, StoreError> {
+    /// Remove the rows of instances last seen before `before` (killed, never stopped).
+    pub async fn forget_instances(&self, before: &str) -> Result<(), StoreError> {
         sqlx::query("DELETE FROM instances WHERE seen_at < $1")
-            .bind(forget)
+            .bind(before)
             .execute(self.pool())
             .await?;
+        Ok(())
+    }
+
+    /// Instances seen at or after `since`, oldest start first.
+    pub async fn instances(&self, since: &str) -> Result<Vec<InstanceRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, host, started_at, seen_at, rulepacks, rulepack_set FROM instances \
              WHERE seen_at >= $1 ORDER BY started_at, id",
