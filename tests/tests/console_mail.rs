@@ -5,7 +5,8 @@
 
 mod support;
 
-use invex_server::config::{Mode, SmtpConfig, SmtpSecurity};
+use invex_server::config::Mode;
+use invex_server::mail::{SmtpConfig, SmtpSecurity};
 use invex_tests::smtp::{decode_words, Behaviour, SmtpServer};
 use support::console::{csrf, Console};
 use support::TestServer;
