@@ -2,6 +2,11 @@
 //!
 //! With nothing configured the server runs in sandbox mode on 127.0.0.1:8080 with an
 //! embedded SQLite database under `./data` and the shipped rule packs.
+//!
+//! This is the composition root of the configuration: it puts together the sections each
+//! capability owns (`[vat]`, `[smtp]`, `[peppol]`, ...) and reads the file and the
+//! environment. The sections depend only on the shared vocabulary of [`crate::settings`],
+//! never on this module.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -9,33 +14,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Sandbox answers locally and marks every answer; production talks to real registers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Sandbox,
-    Production,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Sandbox => "sandbox",
-            Mode::Production => "production",
-        }
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Mode, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sandbox" => Ok(Mode::Sandbox),
-            "production" => Ok(Mode::Production),
-            other => Err(format!("unknown mode `{other}` (sandbox, production)")),
-        }
-    }
-}
+use crate::limits::Limits;
+use crate::mail::SmtpConfig;
+// The run mode is the shared vocabulary; `config::Mode` stays a public path to it.
+pub use crate::settings::Mode;
+use crate::settings::{parse, parse_bool, parse_networks, ConfigError};
 
 /// Log line format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,42 +35,6 @@ impl FromStr for LogFormat {
             "text" => Ok(LogFormat::Text),
             "json" => Ok(LogFormat::Json),
             other => Err(format!("unknown log format `{other}` (text, json)")),
-        }
-    }
-}
-
-/// Request limits. Every one is published in the OpenAPI description and answered with
-/// a problem naming the limit when exceeded.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Limits {
-    /// Largest request body in bytes (a 10,000-line invoice is about 15 MB).
-    pub max_body_bytes: usize,
-    /// Most files in one multipart validation request.
-    pub max_files: usize,
-    /// Deepest element nesting accepted in an XML document.
-    pub max_xml_depth: usize,
-    /// Findings listed in one validation result; beyond, they are counted (`omitted`).
-    pub max_findings: usize,
-    /// Sustained requests per second allowed per API key.
-    pub rate_per_second: u32,
-    /// Requests a key may send in a burst above the sustained rate.
-    pub rate_burst: u32,
-    /// Failed authentications (and lookups of keys this instance does not know) allowed per
-    /// client address and per key prefix per minute, in bursts of as many; then 429.
-    pub auth_failures_per_minute: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_body_bytes: 20 * 1024 * 1024,
-            max_files: 50,
-            max_xml_depth: 128,
-            max_findings: 10_000,
-            rate_per_second: 200,
-            rate_burst: 400,
-            auth_failures_per_minute: 30,
         }
     }
 }
@@ -209,271 +156,6 @@ impl Default for Config {
             tls: None,
         }
     }
-}
-
-/// How the connection to the SMTP server is protected.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SmtpSecurity {
-    /// Plain connection upgraded with STARTTLS, which must succeed before anything else is
-    /// said (no credentials or mail in the clear); port 587 by default.
-    #[default]
-    Starttls,
-    /// TLS from the first byte (implicit TLS, "SMTPS"); port 465 by default.
-    Tls,
-    /// No encryption: only in the sandbox, or to a relay on this machine (`localhost`,
-    /// `127.0.0.1`, `::1`); port 25 by default.
-    None,
-}
-
-impl SmtpSecurity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SmtpSecurity::Starttls => "starttls",
-            SmtpSecurity::Tls => "tls",
-            SmtpSecurity::None => "none",
-        }
-    }
-
-    /// The port used when none is configured.
-    pub fn default_port(self) -> u16 {
-        match self {
-            SmtpSecurity::Starttls => 587,
-            SmtpSecurity::Tls => 465,
-            SmtpSecurity::None => 25,
-        }
-    }
-}
-
-impl FromStr for SmtpSecurity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<SmtpSecurity, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "starttls" => Ok(SmtpSecurity::Starttls),
-            "tls" => Ok(SmtpSecurity::Tls),
-            "none" => Ok(SmtpSecurity::None),
-            other => Err(format!(
-                "unknown SMTP security `{other}` (starttls, tls, none)"
-            )),
-        }
-    }
-}
-
-/// The SMTP server that mails console invitations. SMTP is configured when `host` is set;
-/// then `from` is required. The password comes from `password` (`INVEX_SMTP_PASSWORD`) or
-/// from the file `password_file` names (a mounted secret; read at start, one trailing line
-/// break dropped). It is never printed: `Debug` redacts it and it is never serialised.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SmtpConfig {
-    /// Host name (or address) of the SMTP server; unset: invitations are not mailed.
-    pub host: Option<String>,
-    /// Port; 587 (`starttls`), 465 (`tls`) or 25 (`none`) when unset.
-    pub port: Option<u16>,
-    pub security: SmtpSecurity,
-    /// User name for SMTP AUTH (PLAIN or LOGIN, over the encrypted connection); no AUTH
-    /// when unset.
-    pub username: Option<String>,
-    #[serde(skip_serializing)]
-    pub password: Option<String>,
-    pub password_file: Option<PathBuf>,
-    /// The sender, `noreply@firma.sk` or `invex <noreply@firma.sk>`.
-    pub from: Option<String>,
-    /// Longest a message may take to send (connect, TLS, AUTH, transfer), in milliseconds.
-    pub timeout_ms: u64,
-}
-
-impl Default for SmtpConfig {
-    fn default() -> Self {
-        SmtpConfig {
-            host: None,
-            port: None,
-            security: SmtpSecurity::default(),
-            username: None,
-            password: None,
-            password_file: None,
-            from: None,
-            timeout_ms: 10_000,
-        }
-    }
-}
-
-/// The password is a credential: never printed.
-impl std::fmt::Debug for SmtpConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SmtpConfig")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("security", &self.security)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
-            .field("password_file", &self.password_file)
-            .field("from", &self.from)
-            .field("timeout_ms", &self.timeout_ms)
-            .finish()
-    }
-}
-
-impl SmtpConfig {
-    /// Whether invitations are mailed (a host is set).
-    pub fn enabled(&self) -> bool {
-        self.host.as_deref().is_some_and(|h| !h.trim().is_empty())
-    }
-
-    /// The port in force.
-    pub fn effective_port(&self) -> u16 {
-        self.port.unwrap_or(self.security.default_port())
-    }
-
-    /// Apply one `INVEX_SMTP_*` variable (`key` without the `INVEX_` prefix).
-    fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
-        let text = |v: String| Some(v).filter(|v| !v.trim().is_empty());
-        match key {
-            "SMTP_HOST" => self.host = text(value),
-            "SMTP_PORT" => {
-                self.port = match value.trim() {
-                    "" => None,
-                    v => Some(parse(v)?),
-                }
-            }
-            "SMTP_SECURITY" => self.security = value.parse()?,
-            "SMTP_USERNAME" => self.username = text(value),
-            "SMTP_PASSWORD" => self.password = text(value),
-            "SMTP_PASSWORD_FILE" => self.password_file = text(value).map(PathBuf::from),
-            "SMTP_FROM" => self.from = text(value),
-            "SMTP_TIMEOUT_MS" => self.timeout_ms = parse(&value)?,
-            other => return Err(format!("unknown variable INVEX_{other}")),
-        }
-        Ok(())
-    }
-
-    /// Check the settings that need no I/O: what is missing, contradictory or unsafe under
-    /// `mode`. The error names the setting (`smtp.from`) and its variable.
-    pub fn check(&self, mode: Mode) -> Result<(), ConfigError> {
-        let invalid =
-            |setting: &'static str, message: String| ConfigError::Invalid { setting, message };
-        let Some(host) = self
-            .host
-            .as_deref()
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
-        else {
-            return Ok(());
-        };
-        if host.chars().any(|c| c.is_whitespace() || c.is_control()) || host.contains('/') {
-            return Err(invalid(
-                "smtp.host (INVEX_SMTP_HOST)",
-                format!("`{host}` is not a host name or address"),
-            ));
-        }
-        let Some(from) = self.from.as_deref() else {
-            return Err(invalid(
-                "smtp.from (INVEX_SMTP_FROM)",
-                "is required when smtp.host is set: the sender of invitation mails, \
-                 e.g. `invex <noreply@firma.sk>`"
-                    .into(),
-            ));
-        };
-        crate::mail::sender(from)
-            .map_err(|e| invalid("smtp.from (INVEX_SMTP_FROM)", e.to_string()))?;
-        if self.port == Some(0) {
-            return Err(invalid(
-                "smtp.port (INVEX_SMTP_PORT)",
-                "must not be 0".into(),
-            ));
-        }
-        if self.timeout_ms == 0 {
-            return Err(invalid(
-                "smtp.timeout_ms (INVEX_SMTP_TIMEOUT_MS)",
-                "must be at least 1".into(),
-            ));
-        }
-        if self.security == SmtpSecurity::None && mode == Mode::Production && !is_this_machine(host)
-        {
-            return Err(invalid(
-                "smtp.security (INVEX_SMTP_SECURITY)",
-                format!(
-                    "`none` sends the password and the invitation links in the clear; in \
-                     production it is allowed only to a relay on this machine (localhost, \
-                     127.0.0.1, ::1), not to `{host}`: use `starttls` or `tls`"
-                ),
-            ));
-        }
-        match (&self.username, &self.password, &self.password_file) {
-            (_, Some(_), Some(_)) => Err(invalid(
-                "smtp.password (INVEX_SMTP_PASSWORD)",
-                "give the password or smtp.password_file (INVEX_SMTP_PASSWORD_FILE), not both"
-                    .into(),
-            )),
-            (Some(_), None, None) => Err(invalid(
-                "smtp.password (INVEX_SMTP_PASSWORD)",
-                "is required with smtp.username (or smtp.password_file, \
-                 INVEX_SMTP_PASSWORD_FILE)"
-                    .into(),
-            )),
-            (None, Some(_), _) | (None, _, Some(_)) => Err(invalid(
-                "smtp.username (INVEX_SMTP_USERNAME)",
-                "is required with a password".into(),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// The password: configured, or read from `password_file` (one trailing line break
-    /// dropped). Read at start.
-    pub fn resolve_password(&self) -> Result<Option<String>, ConfigError> {
-        match (&self.password, &self.password_file) {
-            (Some(p), _) => Ok(Some(p.clone())),
-            (None, Some(path)) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.clone(),
-                    source,
-                })?;
-                let p = text
-                    .strip_suffix('\n')
-                    .map(|p| p.strip_suffix('\r').unwrap_or(p))
-                    .unwrap_or(&text);
-                if p.is_empty() {
-                    return Err(ConfigError::Invalid {
-                        setting: "smtp.password_file (INVEX_SMTP_PASSWORD_FILE)",
-                        message: format!("{} is empty", path.display()),
-                    });
-                }
-                Ok(Some(p.to_string()))
-            }
-            (None, None) => Ok(None),
-        }
-    }
-}
-
-/// `localhost` or a literal loopback address: a relay on this machine, where `none` is safe.
-fn is_this_machine(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{}: {source}", path.display())]
-    Toml {
-        path: PathBuf,
-        source: toml::de::Error,
-    },
-    #[error("environment variable {name}: {message}")]
-    Env { name: String, message: String },
-    #[error("{setting}: {message}")]
-    Invalid {
-        setting: &'static str,
-        message: String,
-    },
 }
 
 impl Config {
@@ -697,36 +379,6 @@ fn check_public_url(url: &str, mode: Mode) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A setting's value from its text (for every `apply_env` of the configuration).
-pub(crate) fn parse<T: FromStr>(value: &str) -> Result<T, String>
-where
-    T::Err: std::fmt::Display,
-{
-    value.trim().parse().map_err(|e| format!("`{value}`: {e}"))
-}
-
-/// A comma-separated list of networks (`10.0.0.0/8`) or single addresses (`::1`).
-pub fn parse_networks(value: &str) -> Result<Vec<ipnet::IpNet>, String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(|v| {
-            v.parse::<ipnet::IpNet>()
-                .or_else(|_| v.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                .map_err(|_| format!("`{v}` is neither an address nor a network (10.0.0.0/8)"))
-        })
-        .collect()
-}
-
-pub(crate) fn parse_bool(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        other => Err(format!("`{other}` is not a boolean (true, false)")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -809,21 +461,19 @@ mod tests {
         assert!(toml::from_str::<Config>("bnd = \"x\"").is_err());
     }
 
-    fn smtp(list: &[(&str, &str)], mode: Mode) -> Result<Config, ConfigError> {
-        let mut c = Config {
-            mode,
-            ..Config::default()
-        };
-        c.apply_env(vars(list))?;
-        c.validate()?;
-        Ok(c)
-    }
-
     #[test]
-    fn smtp_is_off_unless_a_host_is_set() {
+    fn the_smtp_section_is_read_and_checked_naming_its_variables() {
+        let smtp = |list: &[(&str, &str)], mode: Mode| -> Result<Config, ConfigError> {
+            let mut c = Config {
+                mode,
+                ..Config::default()
+            };
+            c.apply_env(vars(list))?;
+            c.validate()?;
+            Ok(c)
+        };
         let c = smtp(&[], Mode::Production).expect("no smtp");
         assert!(!c.smtp.enabled());
-        assert_eq!(c.smtp.security, SmtpSecurity::Starttls);
         let c = smtp(
             &[
                 ("INVEX_SMTP_HOST", "mail.firma.sk"),
@@ -841,108 +491,24 @@ mod tests {
         let shown = format!("{c:?}");
         assert!(!shown.contains("s3cret"), "the password is never printed");
         assert!(shown.contains("<redacted>"), "{shown}");
-        let c = smtp(
-            &[
-                ("INVEX_SMTP_HOST", "mail.firma.sk"),
-                ("INVEX_SMTP_SECURITY", "TLS"),
-                ("INVEX_SMTP_FROM", "noreply@firma.sk"),
-            ],
-            Mode::Production,
-        )
-        .expect("implicit tls");
-        assert_eq!(c.smtp.effective_port(), 465);
         let c: Config = toml::from_str(
             "[smtp]\nhost = \"127.0.0.1\"\nport = 2525\nsecurity = \"none\"\nfrom = \"a@b.sk\"\n",
         )
         .expect("toml");
         assert_eq!(
             (c.smtp.effective_port(), c.smtp.security),
-            (2525, SmtpSecurity::None)
+            (2525, crate::mail::SmtpSecurity::None)
         );
         assert!(toml::from_str::<Config>("[smtp]\nserver = \"x\"\n").is_err());
-    }
-
-    #[test]
-    fn smtp_settings_are_checked_at_start_naming_the_setting() {
-        let host = ("INVEX_SMTP_HOST", "mail.firma.sk");
-        let from = ("INVEX_SMTP_FROM", "noreply@firma.sk");
+        // The section's check runs at validation, naming the setting.
         let refused = |list: &[(&str, &str)], mode: Mode, needle: &str| {
             let err = smtp(list, mode).expect_err(needle).to_string();
             assert!(err.contains(needle), "{needle}: {err}");
-            err
         };
-        // A host without a sender.
         refused(
-            &[host],
+            &[("INVEX_SMTP_HOST", "mail.firma.sk")],
             Mode::Sandbox,
             "smtp.from (INVEX_SMTP_FROM): is required",
-        );
-        // A sender that is no address, or carries a line break.
-        refused(
-            &[host, ("INVEX_SMTP_FROM", "noreply")],
-            Mode::Sandbox,
-            "smtp.from",
-        );
-        refused(
-            &[host, ("INVEX_SMTP_FROM", "a@b.sk\r\nBcc: spy@evil.example")],
-            Mode::Sandbox,
-            "smtp.from",
-        );
-        // No encryption to another machine in production; allowed to this one, and in the
-        // sandbox.
-        let err = refused(
-            &[host, from, ("INVEX_SMTP_SECURITY", "none")],
-            Mode::Production,
-            "smtp.security (INVEX_SMTP_SECURITY)",
-        );
-        assert!(err.contains("mail.firma.sk"), "{err}");
-        for local in ["localhost", "127.0.0.1", "::1", "[::1]"] {
-            smtp(
-                &[
-                    ("INVEX_SMTP_HOST", local),
-                    from,
-                    ("INVEX_SMTP_SECURITY", "none"),
-                ],
-                Mode::Production,
-            )
-            .expect(local);
-        }
-        smtp(
-            &[host, from, ("INVEX_SMTP_SECURITY", "none")],
-            Mode::Sandbox,
-        )
-        .expect("sandbox");
-        // Credentials come in pairs; one password source.
-        refused(
-            &[host, from, ("INVEX_SMTP_USERNAME", "invex")],
-            Mode::Production,
-            "smtp.password",
-        );
-        refused(
-            &[host, from, ("INVEX_SMTP_PASSWORD", "pw")],
-            Mode::Production,
-            "smtp.username",
-        );
-        refused(
-            &[
-                host,
-                from,
-                ("INVEX_SMTP_USERNAME", "invex"),
-                ("INVEX_SMTP_PASSWORD", "pw"),
-                ("INVEX_SMTP_PASSWORD_FILE", "/run/secrets/smtp"),
-            ],
-            Mode::Production,
-            "not both",
-        );
-        refused(
-            &[host, from, ("INVEX_SMTP_TIMEOUT_MS", "0")],
-            Mode::Production,
-            "smtp.timeout_ms",
-        );
-        refused(
-            &[("INVEX_SMTP_HOST", "mail firma.sk"), from],
-            Mode::Production,
-            "smtp.host",
         );
         // Malformed values name their variable; unknown SMTP variables are refused.
         refused(
@@ -963,31 +529,53 @@ mod tests {
     }
 
     #[test]
-    fn the_smtp_password_may_come_from_a_file() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("smtp-password");
-        std::fs::write(&path, "from-a-file\n").expect("write");
-        let c = smtp(
-            &[
-                ("INVEX_SMTP_HOST", "mail.firma.sk"),
-                ("INVEX_SMTP_FROM", "noreply@firma.sk"),
-                ("INVEX_SMTP_USERNAME", "invex"),
-                ("INVEX_SMTP_PASSWORD_FILE", path.to_str().expect("path")),
-            ],
-            Mode::Production,
+    fn file_and_environment_set_the_peppol_section() {
+        let mut c: Config = toml::from_str(
+            "[peppol]\nsml_zone = \"participant.sml.test.tech.peppol.org\"\ncache_ttl_secs = 60\n",
         )
-        .expect("password file");
+        .expect("toml");
+        assert_eq!(c.peppol.sml_zone, "participant.sml.test.tech.peppol.org");
         assert_eq!(
-            c.smtp.resolve_password().expect("read").as_deref(),
-            Some("from-a-file")
+            c.peppol.directory_url,
+            crate::peppol::config::DEFAULT_DIRECTORY_URL
         );
-        std::fs::write(&path, "").expect("write");
-        assert!(c.smtp.resolve_password().is_err());
-        let mut missing = c.smtp.clone();
-        missing.password_file = Some(dir.path().join("none"));
-        let err = crate::mail::Mailer::from_config(&missing, Mode::Production)
-            .expect_err("no such file")
-            .to_string();
-        assert!(err.contains("cannot read"), "{err}");
+        assert_eq!(c.peppol.dns_server, None);
+        c.apply_env(vars(&[
+            ("INVEX_PEPPOL_DNS_SERVER", "127.0.0.1:5353"),
+            ("INVEX_PEPPOL_DIRECTORY_URL", "http://127.0.0.1:9000"),
+            ("INVEX_PEPPOL_CACHE_TTL_SECS", "5"),
+        ]))
+        .expect("env");
+        assert_eq!(c.peppol.dns_server.map(|a| a.port()), Some(5353));
+        assert_eq!(c.peppol.directory_url, "http://127.0.0.1:9000");
+        assert_eq!(c.peppol.cache_ttl_secs, 5);
+        c.apply_env(vars(&[("INVEX_PEPPOL_DNS_SERVER", "")]))
+            .expect("env");
+        assert_eq!(c.peppol.dns_server, None, "empty = system resolver");
+        let err = c
+            .apply_env(vars(&[("INVEX_PEPPOL_DNS_SERVER", "dns.example")]))
+            .expect_err("not an address");
+        assert!(err.to_string().contains("INVEX_PEPPOL_DNS_SERVER"), "{err}");
+        assert!(toml::from_str::<Config>("[peppol]\nzone = \"x\"\n").is_err());
+        assert_eq!(
+            Config::default().peppol.sml_zone,
+            "participant.sml.prod.tech.peppol.org"
+        );
+    }
+
+    #[test]
+    fn the_company_table_of_the_config_file_is_read() {
+        let c: Config = toml::from_str(
+            "[company]\nrpo_url = \"http://rpo.local/v1\"\ncache_ttl_secs = 10\nrpvs_cache_ttl_secs = 0\n",
+        )
+        .expect("toml");
+        assert_eq!(c.company.rpo_url, "http://rpo.local/v1");
+        assert_eq!(c.company.ruz_url, crate::company::config::DEFAULT_RUZ_URL);
+        assert_eq!((c.company.ruz_ttl(), c.company.rpvs_ttl()), (10, 0));
+        assert!(toml::from_str::<Config>("[company]\nrpo = 1\n").is_err());
+        let mut c = Config::default();
+        c.apply_env([("INVEX_FS_API_KEY".to_string(), "k".to_string())])
+            .expect("env");
+        assert_eq!(c.company.fs_api_key.as_deref(), Some("k"));
     }
 }

@@ -12,8 +12,8 @@ use axum::middleware::Next;
 use axum::response::IntoResponse;
 use tracing::Instrument;
 
-use crate::config::Mode;
 use crate::problem::{Problem, PROBLEM_JSON};
+use crate::settings::Mode;
 use crate::state::AppState;
 
 pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

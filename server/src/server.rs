@@ -36,7 +36,7 @@ pub enum StartError {
     #[error("metrics: {0}")]
     Metrics(#[from] prometheus::Error),
     #[error("configuration: {0}")]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::settings::ConfigError),
     #[error("{0}")]
     Task(String),
     #[error(transparent)]
@@ -169,8 +169,14 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
     })?;
     let auth = Arc::new(Authenticator::new(store.clone(), &config.limits));
     let vat = Arc::new(
-        VatService::from_config(&config)
-            .map_err(|e| StartError::Task(format!("VAT register clients: {e}")))?,
+        VatService::from_config(
+            &config.vat,
+            config.mode,
+            Duration::from_millis(config.register_timeout_ms),
+            &config.vies_url,
+            &config.company,
+        )
+        .map_err(|e| StartError::Task(format!("VAT register clients: {e}")))?,
     );
     let meter = Arc::new(Meter::new(store.clone()));
     let delivery = Arc::new(crate::sending::worker::Worker::new(
@@ -184,8 +190,14 @@ pub async fn start(config: Config, registry: Option<Arc<Registry>>) -> Result<Ru
         Duration::from_millis(config.register_timeout_ms),
     )
     .map_err(|e| StartError::Task(e.to_string()))?;
-    let peppol =
-        Arc::new(crate::peppol::Lookup::new(&config).map_err(|e| StartError::Task(e.to_string()))?);
+    let peppol = Arc::new(
+        crate::peppol::Lookup::new(
+            &config.peppol,
+            config.mode,
+            Duration::from_millis(config.register_timeout_ms),
+        )
+        .map_err(|e| StartError::Task(e.to_string()))?,
+    );
     let config_admission = config.admission.clone();
     let accounts = Arc::new(crate::people::Accounts::new(
         store.clone(),

@@ -21,8 +21,9 @@ use governor::{DefaultKeyedRateLimiter, Quota};
 pub use roles::{Role, ALL_ROLES};
 use throttle::{FailureThrottle, Throttled};
 
-use crate::config::{Limits, Mode};
+use crate::limits::Limits;
 use crate::problem::Problem;
+use crate::settings::Mode;
 use crate::state::AppState;
 use crate::store::{KeyRecord, Store, StoreError, TenantKind, OPERATOR_TENANT_ID};
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::parse;
+use crate::settings::{parse, parse_bool};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -52,7 +52,7 @@ impl BatchesConfig {
     /// Apply one `INVEX_BATCHES_*` variable (`key` without the `INVEX_` prefix).
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
         match key {
-            "BATCHES_WORKER" => self.worker = crate::config::parse_bool(&value)?,
+            "BATCHES_WORKER" => self.worker = parse_bool(&value)?,
             "BATCHES_LOOPS" => self.loops = parse(&value)?,
             "BATCHES_POLL_MS" => self.poll_ms = parse(&value)?,
             "BATCHES_LEASE_SECS" => self.lease_secs = parse(&value)?,

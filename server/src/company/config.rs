@@ -135,20 +135,4 @@ mod tests {
             "the key is never printed"
         );
     }
-
-    #[test]
-    fn the_company_table_of_the_config_file_is_read() {
-        let c: crate::config::Config = toml::from_str(
-            "[company]\nrpo_url = \"http://rpo.local/v1\"\ncache_ttl_secs = 10\nrpvs_cache_ttl_secs = 0\n",
-        )
-        .expect("toml");
-        assert_eq!(c.company.rpo_url, "http://rpo.local/v1");
-        assert_eq!(c.company.ruz_url, DEFAULT_RUZ_URL);
-        assert_eq!((c.company.ruz_ttl(), c.company.rpvs_ttl()), (10, 0));
-        assert!(toml::from_str::<crate::config::Config>("[company]\nrpo = 1\n").is_err());
-        let mut c = crate::config::Config::default();
-        c.apply_env([("INVEX_FS_API_KEY".to_string(), "k".to_string())])
-            .expect("env");
-        assert_eq!(c.company.fs_api_key.as_deref(), Some("k"));
-    }
 }

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 pub use answer::*;
 pub use config::CompanyConfig;
 
-use crate::config::Mode;
+use crate::settings::Mode;
 
 /// What a register said about one IČO (outages are the `Err` side of a fetch).
 #[derive(Clone, Debug, PartialEq)]

@@ -19,7 +19,7 @@ use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::auth::{Access, Family};
-use crate::config::Limits;
+use crate::limits::Limits;
 use crate::routes::{
     self, batches, company, convert, health, invoice_json, keys, peppol, rulepacks, rules, sending,
     sftp, tenants, usage, validate, vat, webhooks,

@@ -23,7 +23,7 @@ use futures_util::stream::{self, StreamExt};
 pub use config::PeppolConfig;
 pub use identifier::{IdError, ParticipantId};
 
-use crate::config::{Config, Mode};
+use crate::settings::Mode;
 use directory::DirectoryClient;
 use naptr::{Discovered, Discovery};
 use smp::SmpClient;
@@ -118,10 +118,12 @@ pub struct Lookup {
 }
 
 impl Lookup {
-    pub fn new(config: &Config) -> Result<Lookup, SetupError> {
-        let budget = Duration::from_millis(config.register_timeout_ms.max(1));
-        let peppol = &config.peppol;
-        let network = match config.mode {
+    /// The lookups `peppol` describes under `mode`: the network in production, the sandbox
+    /// directory otherwise. One lookup may take `budget` (the server-wide register time
+    /// budget, `register_timeout_ms`; at least 1 ms).
+    pub fn new(peppol: &PeppolConfig, mode: Mode, budget: Duration) -> Result<Lookup, SetupError> {
+        let budget = budget.max(Duration::from_millis(1));
+        let network = match mode {
             Mode::Sandbox => None,
             Mode::Production => Some(Network {
                 // DNS gets half the budget, so a silent DNS server is reported as a DNS

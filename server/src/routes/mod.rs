@@ -37,9 +37,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::auth::roles::allow;
 use crate::auth::{self, Access, Family, Gate};
-use crate::config::Mode;
 use crate::context;
 use crate::problem::Problem;
+use crate::settings::Mode;
 use crate::state::AppState;
 
 /// One endpoint: method, path (axum syntax) and access.
@@ -499,7 +499,7 @@ pub fn router(state: AppState) -> Router {
             .config
             .public_base()
             .is_some_and(|u| u.starts_with("https://"));
-    let router = if https && state.config.mode == crate::config::Mode::Production {
+    let router = if https && state.config.mode == crate::settings::Mode::Production {
         router.layer(map_response(strict_transport))
     } else {
         router

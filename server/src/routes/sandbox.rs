@@ -3,9 +3,9 @@
 use axum::extract::State;
 use axum::Json;
 
-use crate::config::Mode;
 use crate::problem::Problem;
 use crate::sandbox::{self, Catalogue};
+use crate::settings::Mode;
 use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/sandbox", tag = "account", operation_id = "get_sandbox_catalogue",

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::{Family, Principal};
-use crate::config::Mode;
 use crate::problem::Problem;
 use crate::routes::admit::Admitted;
 use crate::routes::created::Created;
@@ -20,6 +19,7 @@ use crate::routes::validate::read_raw;
 use crate::sending::connections::{self, Activation, ConnectionError, NewConnection};
 use crate::sending::timeline::TimelineEntry;
 use crate::sending::{self, partner, SendRequest};
+use crate::settings::Mode;
 use crate::state::AppState;
 use crate::store::{self, ConnectionRecord};
 use crate::validation::Declared;

@@ -2,7 +2,7 @@
 //! needs (an https API root, or loopback http in the sandbox, and a key), creating one
 //! (`pending`) and activating it. One implementation for the API and the console.
 
-use crate::config::Mode;
+use crate::settings::Mode;
 use crate::store::{ConnectionRecord, Store, StoreError};
 
 use super::partner::HttpSettings;

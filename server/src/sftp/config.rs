@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{parse, Mode};
+use crate::settings::{parse, parse_bool, Mode};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -44,7 +44,7 @@ impl SftpConfig {
     /// Apply one `INVEX_SFTP_*` variable (`key` without the `INVEX_` prefix).
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
         match key {
-            "SFTP_ENABLED" => self.enabled = Some(crate::config::parse_bool(&value)?),
+            "SFTP_ENABLED" => self.enabled = Some(parse_bool(&value)?),
             "SFTP_BIND" => self.bind = value,
             "SFTP_HOST_KEY_FILE" => self.host_key_file = Some(value),
             "SFTP_MAX_SESSIONS" => self.max_sessions = parse(&value)?,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::parse;
+use crate::settings::{parse, parse_bool, parse_networks};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -44,10 +44,8 @@ impl SsoConfig {
     /// Apply one `INVEX_SSO_*` variable (`key` without the `INVEX_` prefix).
     pub fn apply_env(&mut self, key: &str, value: String) -> Result<(), String> {
         match key {
-            "SSO_ALLOW_HTTP" => self.allow_http = crate::config::parse_bool(&value)?,
-            "SSO_ALLOWED_NETWORKS" => {
-                self.allowed_networks = Some(crate::config::parse_networks(&value)?)
-            }
+            "SSO_ALLOW_HTTP" => self.allow_http = parse_bool(&value)?,
+            "SSO_ALLOWED_NETWORKS" => self.allowed_networks = Some(parse_networks(&value)?),
             "SSO_DNS_SERVER" => {
                 self.dns_server = match value.trim() {
                     "" => None,

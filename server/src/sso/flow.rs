@@ -38,8 +38,8 @@ use super::settings::SsoSettings;
 use super::{roles, SsoConfig};
 use crate::auth::Role;
 use crate::clock;
-use crate::config::Mode;
 use crate::people::token;
+use crate::settings::Mode;
 use crate::store::{SsoAttempt, SsoRecord, Store, StoreError};
 
 /// The signature algorithms an ID token may use: asymmetric ones only. (`none` never; the

@@ -10,7 +10,7 @@ use std::time::Duration;
 use openidconnect::{HttpRequest, HttpResponse};
 
 use super::SsoConfig;
-use crate::config::Mode;
+use crate::settings::Mode;
 use crate::webhooks::target::{CheckedResolver, TargetPolicy};
 
 /// Largest answer read from a provider (discovery documents and key sets are a few KiB).

@@ -274,7 +274,7 @@ impl SsoSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Mode;
+    use crate::settings::Mode;
 
     fn form() -> SsoForm {
         SsoForm {

@@ -10,7 +10,8 @@ use super::sk_lists::{self, SkLists};
 use super::vies::ViesClient;
 use super::{local, sandbox, RegisterAnswer, VatResult};
 use crate::company::fs::FsClient;
-use crate::config::{Config, Mode};
+use crate::company::CompanyConfig;
+use crate::settings::Mode;
 
 /// The register behind the local checks.
 pub enum Register {
@@ -72,33 +73,31 @@ impl VatService {
         }
     }
 
-    /// The service the configuration asks for: VIES and, with an FS key, the FS lists in
-    /// production; the sandbox register and sandbox lists otherwise.
-    pub fn from_config(config: &Config) -> Result<VatService, reqwest::Error> {
-        let budget = Duration::from_millis(config.register_timeout_ms);
-        let (register, sk) = match config.mode {
+    /// The service the configuration asks for: VIES (at `vies_url`) and, with an FS key in
+    /// `company`, the FS lists in production; the sandbox register and sandbox lists
+    /// otherwise. A register call may take `budget` (`register_timeout_ms`).
+    pub fn from_config(
+        config: &VatConfig,
+        mode: Mode,
+        budget: Duration,
+        vies_url: &str,
+        company: &CompanyConfig,
+    ) -> Result<VatService, reqwest::Error> {
+        let (register, sk) = match mode {
             Mode::Production => {
-                let sk = match &config.company.fs_api_key {
+                let sk = match &company.fs_api_key {
                     Some(key) if !key.trim().is_empty() => SkLists::Fs(FsClient::new(
                         crate::company::http_client(budget)?,
-                        &config.company.fs_url,
+                        &company.fs_url,
                         Some(key.clone()),
                     )),
                     _ => SkLists::Off,
                 };
-                (
-                    Register::Vies(ViesClient::new(&config.vies_url, budget)?),
-                    sk,
-                )
+                (Register::Vies(ViesClient::new(vies_url, budget)?), sk)
             }
             Mode::Sandbox => (Register::Sandbox, SkLists::Sandbox),
         };
-        Ok(VatService::new(
-            register,
-            sk,
-            &config.vat,
-            config.mode.as_str(),
-        ))
+        Ok(VatService::new(register, sk, config, mode.as_str()))
     }
 
     pub fn batch_concurrency(&self) -> usize {

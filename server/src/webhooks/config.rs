@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{parse, parse_bool};
+use crate::settings::{parse, parse_bool, parse_networks};
 
 /// The retry delays of the Standard Webhooks schedule: about 5 s, 5 min, 30 min, 2 h, 5 h,
 /// 10 h, 10 h after the failed attempt before, so 8 attempts over about a day and a half.
@@ -84,9 +84,7 @@ impl WebhooksConfig {
             "WEBHOOKS_BATCH_SIZE" => self.batch_size = parse(&value)?,
             "WEBHOOKS_ALLOW_HTTP" => self.allow_http = parse_bool(&value)?,
             "WEBHOOKS_RETENTION_DAYS" => self.retention_days = parse(&value)?,
-            "WEBHOOKS_ALLOWED_NETWORKS" => {
-                self.allowed_networks = Some(crate::config::parse_networks(&value)?)
-            }
+            "WEBHOOKS_ALLOWED_NETWORKS" => self.allowed_networks = Some(parse_networks(&value)?),
             "WEBHOOKS_DNS_SERVER" => {
                 self.dns_server = match value.trim() {
                     "" => None,

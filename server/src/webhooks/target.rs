@@ -22,7 +22,7 @@ use hickory_resolver::proto::xfer::Protocol;
 use hickory_resolver::{ResolveError, TokioResolver};
 use ipnet::IpNet;
 
-use crate::config::Mode;
+use crate::settings::Mode;
 use crate::special_ip::{special_purpose, Special};
 
 /// Longest endpoint URL accepted.

@@ -20,8 +20,8 @@ use tokio::task::JoinHandle;
 use super::config::WebhooksConfig;
 use super::signing;
 use super::target::{refusal_in, CheckedResolver, Refused, TargetPolicy};
-use crate::config::Mode;
 use crate::metrics::Metrics;
+use crate::settings::Mode;
 use crate::store::webhooks::{AttemptRecord, DueDelivery, NextStep};
 use crate::store::{Store, StoreError};
 

@@ -5,7 +5,8 @@
 
 use crate::support::console::{csrf, Console};
 use crate::support::TestServer;
-use invex_server::config::{Mode, SmtpConfig, SmtpSecurity};
+use invex_server::config::Mode;
+use invex_server::mail::{SmtpConfig, SmtpSecurity};
 use invex_tests::smtp::{decode_words, Behaviour, SmtpServer};
 
 const FROM: &str = "invex <noreply@firma.sk>";

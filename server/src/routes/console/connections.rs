@@ -198,7 +198,7 @@ async fn connections_page(
     screen.render(status, c.title, content)
 }
 
-fn new_form(c: &CTexts, csrf: &str, mode: crate::config::Mode) -> Markup {
+fn new_form(c: &CTexts, csrf: &str, mode: crate::settings::Mode) -> Markup {
     html! {
         h2 { (c.new_title) }
         form.stack method="post" action=(PATH) {

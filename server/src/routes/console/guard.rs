@@ -4,7 +4,7 @@
 
 use axum::http::{header, HeaderMap, HeaderValue, Response};
 
-use crate::config::Mode;
+use crate::settings::Mode;
 
 pub const SESSION_COOKIE: &str = "invex_session";
 

@@ -28,8 +28,8 @@ use axum::Router;
 use maud::Markup;
 use serde::Deserialize;
 
-use crate::config::Mode;
 use crate::people::{token, AccountsError, SignIn};
+use crate::settings::Mode;
 use crate::state::AppState;
 use crate::store::{PersonRecord, SessionRecord};
 use i18n::{Lang, LANG_COOKIE};

@@ -21,9 +21,9 @@ use super::{
     guard, see_other, signed_form, signed_in_as, with_cookie, CsrfForm, PageQuery, Screen, Speech,
 };
 use crate::auth::roles::allow;
-use crate::config::Mode;
 use crate::people::sso::Refusal;
 use crate::people::AccountsError;
+use crate::settings::Mode;
 use crate::sso::{Callback, ManageError, SsoError, SsoForm};
 use crate::state::AppState;
 

@@ -6,8 +6,10 @@
 //! line break or any control character in one is refused) and header values are encoded,
 //! so nothing a message carries can add a header. The connection is encrypted (STARTTLS,
 //! which must succeed before credentials or mail are sent, or implicit TLS) unless the
-//! configuration says `none`, which [`crate::config::SmtpConfig::check`] allows only in the
+//! configuration says `none`, which [`SmtpConfig::check`] allows only in the
 //! sandbox or to a relay on this machine. This module knows no HTTP and no database.
+
+pub mod config;
 
 use std::time::Duration;
 
@@ -17,7 +19,9 @@ use lettre::transport::smtp::authentication::{Credentials, Mechanism};
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
-use crate::config::{ConfigError, Mode, SmtpConfig, SmtpSecurity};
+pub use config::{SmtpConfig, SmtpSecurity};
+
+use crate::settings::{ConfigError, Mode};
 
 /// Why a message was not sent (or not made).
 #[derive(Debug, thiserror::Error)]
