@@ -180,12 +180,17 @@ async fn send_once(
     Some((status, r.json().await.unwrap_or(Value::Null)))
 }
 
-/// SIGKILL at random moments of a burst of sends, twenty times over. After every restart
-/// each request is retried with its key until it is answered; every key must end with
-/// exactly one invoice, the same one any earlier answer named, delivered exactly once.
+/// SIGKILL at random moments of a burst of sends, round after round (`INVEX_CRASH_ROUNDS`:
+/// five in a plain `cargo test`, twenty in `.ci/run`; each round kills and restarts the
+/// server). After every restart each request is retried with its key until it is answered;
+/// every key must end with exactly one invoice, the same one any earlier answer named,
+/// delivered exactly once.
 #[tokio::test]
 async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key() {
-    const ROUNDS: usize = 20;
+    let rounds: usize = std::env::var("INVEX_CRASH_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
     const PER_ROUND: usize = 12;
     let seed = std::env::var("INVEX_CRASH_SEED")
         .ok()
@@ -195,7 +200,7 @@ async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(7, |d| d.as_nanos() as u64)
         });
-    eprintln!("crash rounds with INVEX_CRASH_SEED={seed}");
+    eprintln!("{rounds} crash rounds with INVEX_CRASH_SEED={seed}");
     let mut rng = Lcg(seed);
     let dir = tempfile::tempdir().expect("tempdir");
     let port = free_port();
@@ -208,7 +213,7 @@ async fn random_sigkills_during_sends_leave_one_invoice_and_one_delivery_per_key
 
     // key -> the invoice id its first answer named, if it got one before the kill.
     let mut answered: std::collections::BTreeMap<String, Option<String>> = Default::default();
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         let keys: Vec<String> = (0..PER_ROUND).map(|n| format!("r{round}-k{n}")).collect();
         let sends = keys.iter().map(|k| {
             let body = invoice_numbered(&template, &format!("CR-{k}"));
