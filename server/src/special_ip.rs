@@ -151,6 +151,17 @@ pub fn special_purpose(ip: IpAddr) -> Option<Special> {
     }
 }
 
+/// `localhost` or a literal loopback address (bracketed IPv6 and the IPv4-mapped form
+/// included): a host on this machine. Names other than `localhost` are not resolved.
+pub fn is_this_machine(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
+}
+
 fn special_v4(ip: Ipv4Addr) -> Option<Special> {
     let bits = u32::from(ip);
     V4.iter()
@@ -223,6 +234,32 @@ fn prefix_v6(bits: u128, len: u8) -> u128 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn this_machine_is_localhost_or_a_loopback_literal() {
+        for host in [
+            "localhost",
+            "LOCALHOST",
+            "127.0.0.1",
+            "127.8.9.1",
+            "::1",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+        ] {
+            assert!(is_this_machine(host), "{host}");
+        }
+        for host in [
+            "localhost.example",
+            "10.0.0.1",
+            "[::2]",
+            "::ffff:10.0.0.1",
+            "smtp.firma.sk",
+            "",
+        ] {
+            assert!(!is_this_machine(host), "{host}");
+        }
+    }
+
     use super::*;
 
     fn special(s: &str) -> Option<&'static str> {

@@ -184,7 +184,9 @@ impl SmtpConfig {
                 "must be at least 1".into(),
             ));
         }
-        if self.security == SmtpSecurity::None && mode == Mode::Production && !is_this_machine(host)
+        if self.security == SmtpSecurity::None
+            && mode == Mode::Production
+            && !crate::special_ip::is_this_machine(host)
         {
             return Err(invalid(
                 "smtp.security (INVEX_SMTP_SECURITY)",
@@ -240,15 +242,6 @@ impl SmtpConfig {
             (None, None) => Ok(None),
         }
     }
-}
-
-/// `localhost` or a literal loopback address: a relay on this machine, where `none` is safe.
-fn is_this_machine(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ impl TargetPolicy {
     /// not `*.localhost`, not a DNS name that resolves there (on a hosted sandbox that
     /// would be the server's own machine).
     fn local_development(&self, host: &str) -> bool {
-        self.mode == Mode::Sandbox && is_this_machine(host)
+        self.mode == Mode::Sandbox && crate::special_ip::is_this_machine(host)
     }
 
     /// Check an endpoint URL at registration; the URL as it will be stored. `https://`
@@ -220,12 +220,6 @@ fn literal(host: &str) -> Option<IpAddr> {
         .trim_end_matches(']')
         .parse()
         .ok()
-}
-
-/// `localhost` itself, or a literal loopback address (IPv4-mapped included).
-fn is_this_machine(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || literal(host).is_some_and(|ip| ip.to_canonical().is_loopback())
 }
 
 /// The HTTP client's resolver for webhook deliveries: resolves a host name and hands the
